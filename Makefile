@@ -31,6 +31,12 @@ $(BUILD)/.deps-base: scripts/deps
 	$(Q)scripts/deps base
 	$(Q)mkdir -p $(@D) && touch $@
 
+# The kernel's kselftest harness (TAP output), shared by the C test suites.
+KSELFTEST_DIR := $(BUILD)/kselftest
+KSELFTEST_H := $(KSELFTEST_DIR)/kselftest_harness.h
+$(KSELFTEST_H): scripts/kselftest-headers
+	$(Q)scripts/kselftest-headers $(KSELFTEST_DIR)
+
 include $(sort $(wildcard */build.mk tests/*/build.mk))
 
 all: $(ALL_TARGETS)

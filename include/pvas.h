@@ -18,6 +18,7 @@
 #define PVAS_H
 
 #include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -60,6 +61,7 @@ struct pvas_spawn_attr {
 	int fd_stdout;           /* -1: inherit, else dup2'ed onto 1 */
 	int fd_stderr;           /* -1: inherit, else dup2'ed onto 2 */
 	size_t stack_size;       /* 0: RLIMIT_STACK (capped at 1/4 partition) */
+	const sigset_t *sigmask; /* NULL: the caller's signal mask */
 	unsigned flags;          /* PVAS_SPAWN_* */
 };
 
@@ -140,8 +142,9 @@ int pvas_same_vm(pid_t pid);
 int pvas_export(void *ptr);
 /*
  * The pointer task_id exported; waits up to timeout_ms (0: don't wait,
- * -1: forever) for it to be non-NULL.  NULL with errno ETIMEDOUT, ENOENT
- * (no such live task) or ESRCH (task ended).
+ * -1: forever) for it to be non-NULL; a partition with no task yet is
+ * waited for too.  NULL with errno ETIMEDOUT, ENOENT (task id out of
+ * range) or ESRCH (the task ended while we waited).
  */
 void *pvas_import(int task_id, int timeout_ms);
 

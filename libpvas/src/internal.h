@@ -74,8 +74,15 @@ struct pvas_group {
 	size_t ctl_size;
 	const struct pvas_backend *be;
 	int dev_fd; /* kmod backend: the /dev/pvas fd, else -1 */
+	int *pidfds; /* root-private, per slot: pidfd of the live task or -1 */
 	pthread_mutex_t lock;
 };
+
+/* Root side of a task's partition range. */
+static inline uintptr_t pvas_part_lo(const struct pvas_ctl *c, unsigned slot)
+{
+	return c->base + (uintptr_t)slot * c->part_size;
+}
 
 /* Record a failure: "<op>: <object>: <strerror(err)>"; sets errno = err. */
 void pvas_set_error(const char *op, const char *object, int err);

@@ -1,0 +1,60 @@
+# libpvas: shared and static library, pkg-config file, pvasrun.
+# Variants: the normal build in $(BUILD)/, and an ASan+UBSan static
+# library in $(BUILD)/asan/ for the sanitizer test drivers.
+
+LIBPVAS_SRCS := $(sort $(wildcard libpvas/src/*.c))
+LIBPVAS_HDRS := $(wildcard libpvas/src/*.h) include/pvas.h include/uapi/pvas.h
+LIBPVAS_CFLAGS = $(USER_CFLAGS) -fPIC -fvisibility=hidden -Ilibpvas/src \
+	$(if $(wildcard libpvas/src/backend_kmod.c),,-DPVAS_NO_KMOD)
+LIBPVAS_OBJS := $(LIBPVAS_SRCS:libpvas/src/%.c=$(BUILD)/obj/libpvas/%.o)
+LIBPVAS_ASAN_OBJS := $(LIBPVAS_SRCS:libpvas/src/%.c=$(BUILD)/asan/obj/libpvas/%.o)
+LIBPVAS_A := $(BUILD)/lib/libpvas.a
+LIBPVAS_SO := $(BUILD)/lib/libpvas.so.0.1
+LIBPVAS_ASAN_A := $(BUILD)/asan/lib/libpvas.a
+PVASRUN := $(BUILD)/bin/pvasrun
+HWLOC_LIBS = $(shell pkg-config --libs hwloc)
+PREFIX ?= /usr/local
+
+ALL_TARGETS += $(LIBPVAS_A) $(LIBPVAS_SO) $(LIBPVAS_ASAN_A) $(PVASRUN) $(BUILD)/lib/pkgconfig/pvas.pc
+
+$(BUILD)/obj/libpvas/%.o: libpvas/src/%.c $(LIBPVAS_HDRS) | deps-base
+	@mkdir -p $(@D)
+	$(CC) $(LIBPVAS_CFLAGS) -c -o $@ $<
+
+$(BUILD)/asan/obj/libpvas/%.o: libpvas/src/%.c $(LIBPVAS_HDRS) | deps-base
+	@mkdir -p $(@D)
+	$(CC) $(LIBPVAS_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+
+$(LIBPVAS_A): $(LIBPVAS_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBPVAS_ASAN_A): $(LIBPVAS_ASAN_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBPVAS_SO): $(LIBPVAS_OBJS) libpvas/libpvas.map
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libpvas.so.0 -Wl,--version-script=libpvas/libpvas.map \
+		-Wl,-z,defs -o $@ $(LIBPVAS_OBJS) -lpthread
+	ln -sf libpvas.so.0.1 $(BUILD)/lib/libpvas.so.0
+	ln -sf libpvas.so.0.1 $(BUILD)/lib/libpvas.so
+
+$(BUILD)/lib/pkgconfig/pvas.pc: libpvas/pvas.pc.in
+	@mkdir -p $(@D)
+	sed 's|@PREFIX@|$(abspath $(BUILD))|; s|^includedir=.*|includedir=$(abspath include)|' $< > $@
+
+$(PVASRUN): libpvas/tools/pvasrun.c $(LIBPVAS_A) include/pvas.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBPVAS_A) $(HWLOC_LIBS) -lpthread
+
+.PHONY: install
+install: $(LIBPVAS_A) $(LIBPVAS_SO) $(PVASRUN)
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/pvas.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIBPVAS_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBPVAS_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libpvas.so.0.1 $(DESTDIR)$(PREFIX)/lib/libpvas.so.0
+	ln -sf libpvas.so.0.1 $(DESTDIR)$(PREFIX)/lib/libpvas.so
+	sed 's|@PREFIX@|$(PREFIX)|' libpvas/pvas.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pvas.pc
+	install -m 755 $(PVASRUN) $(DESTDIR)$(PREFIX)/bin/
