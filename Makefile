@@ -37,7 +37,7 @@ KSELFTEST_H := $(KSELFTEST_DIR)/kselftest_harness.h
 $(KSELFTEST_H): scripts/kselftest-headers
 	$(Q)scripts/kselftest-headers $(KSELFTEST_DIR)
 
-include $(sort $(wildcard */build.mk tests/*/build.mk))
+include $(sort $(wildcard */build.mk */*/build.mk))
 
 all: $(ALL_TARGETS)
 

@@ -262,7 +262,7 @@ static int info(const struct opts *o)
 
 struct run {
 	pvas_group_t *g;
-	int np, live, worst, forwarded, verbose;
+	int np, live, worst, forwarded, verbose, timed_out;
 	int *rank_of; /* task id -> rank */
 };
 
@@ -466,8 +466,7 @@ int main(int argc, char **argv)
 		}
 		if (si.ssi_signo == SIGALRM) {
 			kill_all(&r, SIGKILL, "timeout");
-			if (r.worst < 124)
-				r.worst = 124;
+			r.timed_out = 1;
 			continue;
 		}
 		if ((si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) && r.forwarded++) {
@@ -482,5 +481,5 @@ int main(int argc, char **argv)
 	reap(&r);
 	pvas_destroy(r.g, 1);
 	free(r.rank_of);
-	return r.worst;
+	return r.timed_out ? 124 : r.worst;
 }

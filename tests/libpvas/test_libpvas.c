@@ -103,6 +103,18 @@ static const char *pvasrun(void)
 	return p ? p : bin("../../bin/pvasrun");
 }
 
+/* A group of `partitions`, n tasks of prog that must all exit 0, no leftovers. */
+static void expect_tasks_ok(struct __test_metadata *_metadata, unsigned partitions,
+			    const char *prog, int n)
+{
+	pvas_group_t *g = group(partitions);
+
+	ASSERT_NE(NULL, g);
+	EXPECT_EQ(0, run_tasks(g, bin(prog), n));
+	EXPECT_EQ(0, pvas_group_ntasks(g));
+	EXPECT_EQ(0, pvas_destroy(g, 0));
+}
+
 /* Capacity tests, not timed tests: generous limits for loaded CI machines. */
 FIXTURE(big)
 {
@@ -119,48 +131,27 @@ FIXTURE_TEARDOWN(big)
 
 TEST(identity_globals_tls_errno_8_tasks)
 {
-	pvas_group_t *g = group(16);
-
-	ASSERT_NE(NULL, g);
-	EXPECT_EQ(0, run_tasks(g, bin("t_identity"), 8));
-	EXPECT_EQ(0, pvas_group_ntasks(g));
-	EXPECT_EQ(0, pvas_destroy(g, 0));
+	expect_tasks_ok(_metadata, 16, "t_identity", 8);
 }
 
 TEST(export_pointer_write_visible)
 {
-	pvas_group_t *g = group(4);
-
-	ASSERT_NE(NULL, g);
-	EXPECT_EQ(0, run_tasks(g, bin("t_export"), 2));
-	EXPECT_EQ(0, pvas_destroy(g, 0));
+	expect_tasks_ok(_metadata, 4, "t_export", 2);
 }
 
 TEST(pthreads_inside_tasks)
 {
-	pvas_group_t *g = group(4);
-
-	ASSERT_NE(NULL, g);
-	EXPECT_EQ(0, run_tasks(g, bin("t_threads"), 4));
-	EXPECT_EQ(0, pvas_destroy(g, 0));
+	expect_tasks_ok(_metadata, 4, "t_threads", 4);
 }
 
 TEST_F_TIMEOUT(big, malloc_free_64_tasks, 300)
 {
-	pvas_group_t *g = group(64);
-
-	ASSERT_NE(NULL, g);
-	EXPECT_EQ(0, run_tasks(g, bin("t_malloc"), 64));
-	EXPECT_EQ(0, pvas_destroy(g, 0));
+	expect_tasks_ok(_metadata, 64, "t_malloc", 64);
 }
 
 TEST(fork_exec_inside_task)
 {
-	pvas_group_t *g = group(2);
-
-	ASSERT_NE(NULL, g);
-	EXPECT_EQ(0, run_tasks(g, bin("t_forkexec"), 1));
-	EXPECT_EQ(0, pvas_destroy(g, 0));
+	expect_tasks_ok(_metadata, 2, "t_forkexec", 1);
 }
 
 TEST_F_TIMEOUT(big, pvasrun_256_tasks_one_address_space, 300)

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * pingpong: contiguous MPI_Send/MPI_Recv ping-pong between ranks 0 and 1,
+ * message sizes from --min to --max bytes in powers of --step (2 or 4).
+ * Reports the median (and quartiles) of the round-trip time per size;
+ * bandwidth = size / (median round trip / 2).  The last received message
+ * of every size is checked against the peer's fill pattern.
+ */
+#include "fail.h"
+#include "output.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *bench_prog = "pingpong";
+
+static const char usage_text[] =
+	"usage: mpirun -np 2 pingpong [OPTION]...\n"
+	"Contiguous ping-pong between ranks 0 and 1 (other ranks idle).\n"
+	"  --min B        smallest message (default 1)\n"
+	"  --max B        largest message (default 16777216 = 16 MiB)\n"
+	"  --step K       size factor, 2 (default) or 4\n"
+	"  -i, --iters N  timed round trips per size (default: 1000 below 64 KiB,\n"
+	"                 fewer for large messages, at least 20)\n"
+	"  --format F     csv (default) | json\n"
+	"  --out FILE     results to FILE instead of stdout\n"
+	"  -h, --help     this text\n"
+	"Progress and bandwidth (MB/s = 1e6 B/s) go to stderr.\n";
+
+static unsigned char fillbyte(size_t i, int rank)
+{
+	return (unsigned char)((i * 31u) ^ (i >> 8) ^ (unsigned)(rank * 0x5b + 1));
+}
+
+int main(int argc, char **argv)
+{
+	int rank, p, step = 2, iters = 0, inject = 0, ch;
+	long long minb = 1, maxb = 16 << 20;
+	const char *outpath = NULL;
+	enum ddt_format fmt = FMT_CSV;
+	enum { O_MIN = 256, O_MAX, O_STEP, O_FMT, O_OUT, O_INJ };
+	static const struct option lo[] = {
+		{"min", required_argument, 0, O_MIN},    {"max", required_argument, 0, O_MAX},
+		{"step", required_argument, 0, O_STEP},  {"iters", required_argument, 0, 'i'},
+		{"format", required_argument, 0, O_FMT}, {"out", required_argument, 0, O_OUT},
+		{"inject-error", no_argument, 0, O_INJ}, {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0}};
+	MPI_CHECK(MPI_Init(&argc, &argv));
+	MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+	MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &p));
+	while ((ch = getopt_long(argc, argv, "i:h", lo, NULL)) != -1) {
+		switch (ch) {
+		case O_MIN: minb = atoll(optarg); break;
+		case O_MAX: maxb = atoll(optarg); break;
+		case O_STEP: step = atoi(optarg); break;
+		case 'i': iters = atoi(optarg); break;
+		case O_FMT:
+			if (strcmp(optarg, "csv") && strcmp(optarg, "json"))
+				bench_die("bad --format %s (csv or json)", optarg);
+			fmt = strcmp(optarg, "json") ? FMT_CSV : FMT_JSON;
+			break;
+		case O_OUT: outpath = optarg; break;
+		case O_INJ: inject = 1; break;
+		case 'h':
+			if (rank == 0)
+				fputs(usage_text, stdout);
+			MPI_Finalize();
+			return 0;
+		default:
+			if (rank == 0)
+				fputs(usage_text, stderr);
+			MPI_Finalize();
+			return 2;
+		}
+	}
+	if (p < 2 || minb < 1 || maxb < minb || maxb > (1LL << 30) || (step != 2 && step != 4))
+		bench_die("bad arguments: need >= 2 ranks (have %d), 1 <= --min <= --max <= 1 GiB, "
+			  "--step 2 or 4", p);
+	size_t max = (size_t)maxb;
+	unsigned char *sbuf = malloc(max), *rbuf = malloc(max);
+	double *samples = malloc(sizeof(double) * 100000);
+	if (!sbuf || !rbuf || !samples)
+		bench_die("malloc buffers of %zu bytes: %s", max, strerror(errno));
+	for (size_t i = 0; i < max; i++)
+		sbuf[i] = fillbyte(i, rank);
+	FILE *out = stdout;
+	if (rank == 0) {
+		if (outpath && !(out = fopen(outpath, "w")))
+			bench_die("open --out %s for writing: %s", outpath, strerror(errno));
+		ddt_output_begin(out, fmt);
+	}
+	int peer = 1 - rank, failures = 0;
+	for (size_t n = (size_t)minb; n <= max; n *= (size_t)step) {
+		int it = iters > 0 ? iters : n <= 65536 ? 1000 : (int)(64 * 1048576 / n);
+		if (it < 20 && iters <= 0)
+			it = 20;
+		if (it > 100000)
+			it = 100000;
+		int warm = it / 10 + 2;
+		memset(rbuf, 0, n);
+		MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+		if (rank < 2)
+			for (int k = -warm; k < it; k++) {
+				if (rank == 0) {
+					double t0 = bench_now_us();
+					MPI_CHECK(MPI_Send(sbuf, (int)n, MPI_BYTE, peer, 0, MPI_COMM_WORLD));
+					MPI_CHECK(MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, 0, MPI_COMM_WORLD,
+							   MPI_STATUS_IGNORE));
+					if (k >= 0)
+						samples[k] = bench_now_us() - t0;
+				} else {
+					MPI_CHECK(MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, 0, MPI_COMM_WORLD,
+							   MPI_STATUS_IGNORE));
+					if (inject && k == it - 1)
+						rbuf[n / 2] ^= 1;
+					MPI_CHECK(MPI_Send(rbuf, (int)n, MPI_BYTE, peer, 0, MPI_COMM_WORLD));
+				}
+			}
+		/* rank 1 echoes what it received, so rank 0 gets its own data back */
+		int bad = 0, anybad;
+		if (rank < 2)
+			for (size_t i = 0; i < n; i++)
+				if (rbuf[i] != fillbyte(i, 0)) {
+					fprintf(stderr,
+						"pingpong: CHECK FAILED: rank %d, %zu-byte message: byte %zu "
+						"is 0x%02x, expected 0x%02x\n",
+						rank, n, i, rbuf[i], fillbyte(i, 0));
+					bad = 1;
+					break;
+				}
+		MPI_CHECK(MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+		failures += anybad;
+		if (rank == 0) {
+			char size[32];
+			snprintf(size, sizeof(size), "%zu", n);
+			struct ddt_row row = {.pattern = "pingpong", .size = size, .method = "contig",
+					      .bytes = n, .nprocs = p, .check_ok = !anybad};
+			bench_stats(samples, (size_t)it, &row.st);
+			ddt_output_row(out, fmt, &row);
+			fprintf(stderr, "pingpong: %10zu B  round trip median %10.2f us  %9.1f MB/s\n",
+				n, row.st.median, (double)n / (row.st.median / 2));
+		}
+		if (n > max / (size_t)step)
+			break;
+	}
+	if (rank == 0) {
+		ddt_output_end(out, fmt);
+		if (out != stdout)
+			fclose(out);
+	}
+	free(sbuf);
+	free(rbuf);
+	free(samples);
+	MPI_CHECK(MPI_Finalize());
+	return failures ? 1 : 0;
+}
