@@ -44,7 +44,7 @@ all: $(ALL_TARGETS)
 test: all
 	$(Q)scripts/run-tests $(TEST_SUITES)
 
-demo: all $(DEMO_DEPS)
+demo: all demo-libpvas $(DEMO_DEPS)
 bench: all $(BENCH_DEPS)
 
 format:

@@ -44,9 +44,10 @@ $(BUILD)/lib/pkgconfig/pvas.pc: libpvas/pvas.pc.in
 	@mkdir -p $(@D)
 	sed 's|@PREFIX@|$(abspath $(BUILD))|; s|^includedir=.*|includedir=$(abspath include)|' $< > $@
 
-$(PVASRUN): libpvas/tools/pvasrun.c $(LIBPVAS_A) include/pvas.h
+PVASRUN_SRCS := libpvas/tools/pvasrun.c libpvas/tools/ompi_agent.c libpvas/tools/node_root.c
+$(PVASRUN): $(PVASRUN_SRCS) libpvas/tools/agent_proto.h $(LIBPVAS_A) include/pvas.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBPVAS_A) $(HWLOC_LIBS) -lpthread
+	$(CC) $(USER_CFLAGS) -o $@ $(PVASRUN_SRCS) $(LIBPVAS_A) $(HWLOC_LIBS) -lpthread
 
 .PHONY: install
 install: $(LIBPVAS_A) $(LIBPVAS_SO) $(PVASRUN)
@@ -58,3 +59,12 @@ install: $(LIBPVAS_A) $(LIBPVAS_SO) $(PVASRUN)
 	ln -sf libpvas.so.0.1 $(DESTDIR)$(PREFIX)/lib/libpvas.so
 	sed 's|@PREFIX@|$(PREFIX)|' libpvas/pvas.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pvas.pc
 	install -m 755 $(PVASRUN) $(DESTDIR)$(PREFIX)/bin/
+
+# `make demo`, first part: 8 tasks in one address space, then a quick spawn
+# benchmark (the DDT comparison follows, from bench/build.mk).
+.PHONY: demo-libpvas
+demo-libpvas: $(PVASRUN) $(TL_DIR)/t_identity $(BUILD)/bench/spawn-bench $(BUILD)/bench/spawn-noop
+	@echo "== pvasrun -n 8: 8 processes, one address space (libpvas, $$($(PVASRUN) --info | sed -n 's/^backend: *//p'))"
+	$(Q)$(PVASRUN) -n 8 $(TL_DIR)/t_identity | sort -n -k2
+	@echo "== spawn and reap N tasks: pvas_spawn vs fork+exec"
+	$(Q)$(BUILD)/bench/spawn-bench --counts 1,16,64 --rounds 3 $(abspath $(BUILD)/bench/spawn-noop) 2>/dev/null

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_proto.h"
 #include "pvas.h"
 
 extern char **environ;
@@ -25,6 +26,7 @@ extern char **environ;
 static const char usage[] =
 	"Usage: pvasrun [options] -n N PROGRAM [ARGS...]\n"
 	"       pvasrun --info [--backend B] [--partition-size S] [--partitions P]\n"
+	"       pvasrun --ompi-agent APP [ARGS...]\n"
 	"\n"
 	"Run N tasks of PROGRAM (a PIE executable) in one PVAS group: N real\n"
 	"processes that share one virtual address space, each loaded into its own\n"
@@ -47,6 +49,11 @@ static const char usage[] =
 	"  -t, --timeout SEC       kill every task after SEC seconds (exit 124)\n"
 	"  -v, --verbose           progress while spawning, and every task's end\n"
 	"      --info              print the backend and partition layout, then exit\n"
+	"      --ompi-agent        Open MPI's orte_fork_agent mode (set by the PVAS\n"
+	"                          build of Open MPI): when OMPI_MCA_btl selects pvas,\n"
+	"                          run APP as a PVAS task of the job's node-local\n"
+	"                          root, forwarding signals and mirroring its exit;\n"
+	"                          otherwise exec APP\n"
 	"  -h, --help              this text\n"
 	"\n"
 	"Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to\n"
@@ -412,6 +419,8 @@ int main(int argc, char **argv)
 	int first, sfd;
 	size_t i;
 
+	if (argc > 1 && !strcmp(argv[1], "--ompi-agent"))
+		return pvas_ompi_agent(argc - 2, argv + 2);
 	first = parse_opts(argc, argv, &o);
 	if (o.info)
 		return info(&o);
