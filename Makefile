@@ -37,7 +37,9 @@ KSELFTEST_H := $(KSELFTEST_DIR)/kselftest_harness.h
 $(KSELFTEST_H): scripts/kselftest-headers
 	$(Q)scripts/kselftest-headers $(KSELFTEST_DIR)
 
-include $(sort $(wildcard */build.mk */*/build.mk))
+# libpvas first: other fragments name its products in their prerequisites.
+FRAGMENTS := libpvas/build.mk $(filter-out libpvas/build.mk,$(sort $(wildcard */build.mk */*/build.mk)))
+include $(FRAGMENTS)
 
 all: $(ALL_TARGETS)
 
