@@ -4,8 +4,7 @@
 
 LIBPVAS_SRCS := $(sort $(wildcard libpvas/src/*.c))
 LIBPVAS_HDRS := $(wildcard libpvas/src/*.h) include/pvas.h include/uapi/pvas.h
-LIBPVAS_CFLAGS = $(USER_CFLAGS) -fPIC -fvisibility=hidden -Ilibpvas/src \
-	$(if $(wildcard libpvas/src/backend_kmod.c),,-DPVAS_NO_KMOD)
+LIBPVAS_CFLAGS = $(USER_CFLAGS) -fPIC -fvisibility=hidden -Ilibpvas/src
 LIBPVAS_OBJS := $(LIBPVAS_SRCS:libpvas/src/%.c=$(BUILD)/obj/libpvas/%.o)
 LIBPVAS_ASAN_OBJS := $(LIBPVAS_SRCS:libpvas/src/%.c=$(BUILD)/asan/obj/libpvas/%.o)
 LIBPVAS_A := $(BUILD)/lib/libpvas.a

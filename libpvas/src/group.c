@@ -9,15 +9,6 @@
 
 #include "internal.h"
 
-#ifdef PVAS_NO_KMOD
-/* Built without libpvas/src/backend_kmod.c: the module backend is absent. */
-static int kmod_absent(void)
-{
-	return 0;
-}
-const struct pvas_backend pvas_backend_kmod = { .name = "kmod", .available = kmod_absent };
-#endif
-
 void pvas_group_attr_init(struct pvas_group_attr *a)
 {
 	memset(a, 0, sizeof(*a));
