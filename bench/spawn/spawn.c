@@ -19,12 +19,15 @@
 #include "pvas.h"
 
 #define MAX_COUNTS 16
+#define MAX_BACKENDS 2
 
 static const char usage[] =
-	"Usage: spawn-bench [--counts 1,16,64,256] [--rounds R] [--out FILE] PROGRAM\n"
+	"Usage: spawn-bench [--counts 1,16,64,256] [--rounds R] [--backends LIST]\n"
+	"                   [--out FILE] PROGRAM\n"
 	"Times starting and reaping N copies of PROGRAM (a PIE) with pvas_spawn and\n"
-	"with fork+execve, alternating the two in every round; prints medians.\n"
-	"The backend is libpvas's default ($PVAS_BACKEND forces one).\n";
+	"with fork+execve, alternating the methods in every round; prints medians.\n"
+	"--backends user,kmod measures both libpvas backends in the same run (one\n"
+	"group each); the default is libpvas's choice ($PVAS_BACKEND forces one).\n";
 
 static double now_ms(void)
 {
@@ -130,15 +133,17 @@ int main(int argc, char **argv)
 	static const struct option lo[] = { { "counts", required_argument, 0, 'c' },
 					    { "rounds", required_argument, 0, 'r' },
 					    { "out", required_argument, 0, 'o' },
+					    { "backends", required_argument, 0, 'b' },
 					    { "help", no_argument, 0, 'h' },
 					    { 0, 0, 0, 0 } };
 	int counts[MAX_COUNTS] = { 1, 16, 64, 256 }, nc = 4, rounds = 7, c, i, r, maxn = 0;
-	double *tp[MAX_COUNTS], *tf[MAX_COUNTS];
-	const char *out = NULL;
+	double *tp[MAX_BACKENDS][MAX_COUNTS], *tf[MAX_COUNTS], tcreate[MAX_BACKENDS];
+	enum pvas_backend_kind kinds[MAX_BACKENDS] = { PVAS_BACKEND_AUTO };
+	const char *out = NULL, *names[MAX_BACKENDS];
+	pvas_group_t *g[MAX_BACKENDS];
+	int nb = 1, b;
 	struct pvas_group_attr a;
 	struct pvas_info in;
-	pvas_group_t *g;
-	double tcreate;
 	FILE *f;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -157,6 +162,19 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			out = optarg;
+			break;
+		case 'b':
+			nb = 0;
+			s = strdup(optarg);
+			for (tok = strtok(s, ","); tok && nb < MAX_BACKENDS; tok = strtok(NULL, ",")) {
+				if (strcmp(tok, "user") && strcmp(tok, "kmod")) {
+					fprintf(stderr, "spawn-bench: bad backend '%s'\n", tok);
+					return 1;
+				}
+				kinds[nb++] = !strcmp(tok, "user") ? PVAS_BACKEND_USER : PVAS_BACKEND_KMOD;
+			}
+			free(s);
+			unsetenv(PVAS_ENV_BACKEND); /* the list, not the environment */
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -177,30 +195,37 @@ int main(int argc, char **argv)
 		}
 		if (counts[i] > maxn)
 			maxn = counts[i];
-		tp[i] = calloc((size_t)rounds, sizeof(double));
+		for (b = 0; b < MAX_BACKENDS; b++)
+			tp[b][i] = calloc((size_t)rounds, sizeof(double));
 		tf[i] = calloc((size_t)rounds, sizeof(double));
 	}
 	start_forker(argv[optind]);
-	pvas_group_attr_init(&a);
-	a.partition_count = (unsigned)maxn;
-	tcreate = now_ms();
-	if (pvas_create(&a, &g)) {
-		fprintf(stderr, "spawn-bench: %s\n", pvas_errmsg());
-		return 1;
+	for (b = 0; b < nb; b++) {
+		pvas_group_attr_init(&a);
+		a.partition_count = (unsigned)maxn;
+		a.backend = kinds[b];
+		tcreate[b] = now_ms();
+		if (pvas_create(&a, &g[b])) {
+			fprintf(stderr, "spawn-bench: %s\n", pvas_errmsg());
+			return 1;
+		}
+		tcreate[b] = now_ms() - tcreate[b];
+		pvas_self(&in); /* the group created last */
+		names[b] = in.backend;
+		run_pvas(g[b], argv[optind], 1); /* warm the page cache */
 	}
-	tcreate = now_ms() - tcreate;
-	pvas_self(&in);
-	run_pvas(g, argv[optind], 1); /* warm the page cache */
 	forker(1);
 	for (r = 0; r < rounds; r++) {
 		fprintf(stderr, "spawn-bench: round %d/%d\n", r + 1, rounds);
 		for (i = 0; i < nc; i++) {
-			if (r % 2) {
-				tf[i][r] = forker(counts[i]);
-				tp[i][r] = run_pvas(g, argv[optind], counts[i]);
-			} else {
-				tp[i][r] = run_pvas(g, argv[optind], counts[i]);
-				tf[i][r] = forker(counts[i]);
+			/* Rotate the order of the methods from round to round. */
+			for (int k = 0; k <= nb; k++) {
+				int m = (k + r) % (nb + 1);
+
+				if (m == nb)
+					tf[i][r] = forker(counts[i]);
+				else
+					tp[m][i][r] = run_pvas(g[m], argv[optind], counts[i]);
 			}
 		}
 	}
@@ -209,33 +234,46 @@ int main(int argc, char **argv)
 		fprintf(stderr, "spawn-bench: open %s: %s\n", out, strerror(errno));
 		return 1;
 	}
+	for (i = 0; i < nc; i++) {
+		for (b = 0; b < nb; b++)
+			qsort(tp[b][i], (size_t)rounds, sizeof(double), cmp);
+		qsort(tf[i], (size_t)rounds, sizeof(double), cmp);
+	}
 	for (int pass = 0; pass < (f ? 2 : 1); pass++) {
 		FILE *o = pass ? f : stdout;
 
-		fprintf(o, "# Spawn and reap N tasks: pvas_spawn (%s backend) vs fork+execve\n\n",
-			in.backend);
-		fprintf(o, "Program: `%s`; %d rounds, the two methods alternating; group created "
-			   "once (%.3f ms, %u partitions).\n\n",
-			argv[optind], rounds, tcreate, in.partition_count);
-		fprintf(o, "| N | pvas median ms | pvas min-max | fork+exec median ms | "
-			   "fork+exec min-max | pvas/fork | pvas us/task |\n");
-		fprintf(o, "|---|---|---|---|---|---|---|\n");
+		fprintf(o, "# Spawn and reap N tasks: pvas_spawn vs fork+execve\n\n");
+		fprintf(o, "Program: `%s`; %d rounds, the methods' order rotating every round; "
+			   "medians in ms, [min-max] over rounds.\n",
+			argv[optind], rounds);
+		for (b = 0; b < nb; b++)
+			fprintf(o, "Group on the %s backend created once: %.3f ms, %d partitions.\n",
+				names[b], tcreate[b], maxn);
+		fprintf(o, "\n| N |");
+		for (b = 0; b < nb; b++)
+			fprintf(o, " pvas %s | %s/fork |", names[b], names[b]);
+		fprintf(o, " fork+exec |\n|---|");
+		for (b = 0; b < nb; b++)
+			fprintf(o, "---|---|");
+		fprintf(o, "---|\n");
 		for (i = 0; i < nc; i++) {
-			double mp, mf;
+			double mf = tf[i][rounds / 2];
 
-			qsort(tp[i], (size_t)rounds, sizeof(double), cmp);
-			qsort(tf[i], (size_t)rounds, sizeof(double), cmp);
-			mp = tp[i][rounds / 2];
-			mf = tf[i][rounds / 2];
-			fprintf(o, "| %d | %.2f | %.2f-%.2f | %.2f | %.2f-%.2f | %.2f | %.0f |\n",
-				counts[i], mp, tp[i][0], tp[i][rounds - 1], mf, tf[i][0],
-				tf[i][rounds - 1], mp / mf, mp * 1e3 / counts[i]);
+			fprintf(o, "| %d |", counts[i]);
+			for (b = 0; b < nb; b++) {
+				double mp = tp[b][i][rounds / 2];
+
+				fprintf(o, " %.2f [%.2f-%.2f] | %.2f |", mp, tp[b][i][0],
+					tp[b][i][rounds - 1], mp / mf);
+			}
+			fprintf(o, " %.2f [%.2f-%.2f] |\n", mf, tf[i][0], tf[i][rounds - 1]);
 		}
 	}
 	if (f)
 		fclose(f);
 	close(cmd_fd[1]);
 	wait(NULL);
-	pvas_destroy(g, 0);
+	for (b = 0; b < nb; b++)
+		pvas_destroy(g[b], 0);
 	return 0;
 }
