@@ -13,3 +13,17 @@ export OMPI_PREFIX
 .PHONY: ompi
 ompi:
 	$(Q)scripts/build-ompi
+
+# The launcher: ORTE starts every rank through `pvasrun --ompi-agent`
+# (orte_fork_agent), which runs the rank as a PVAS task when the job's btl
+# list selects pvas and execs it unchanged otherwise.  pvasrun is copied
+# into the prefix so that the prefix stays self-contained.
+.PHONY: ompi-agent
+ALL_TARGETS += ompi-agent
+ompi-agent: ompi $(PVASRUN)
+	$(Q)install -C -m 755 $(PVASRUN) $(OMPI_PREFIX)/bin/pvasrun
+	$(Q)conf=$(OMPI_PREFIX)/etc/openmpi-mca-params.conf; \
+	line="orte_fork_agent = $(OMPI_PREFIX)/bin/pvasrun --ompi-agent"; \
+	grep -qxF "$$line" $$conf || { \
+		sed -i '/^[[:space:]]*orte_fork_agent[[:space:]]*=/d' $$conf; \
+		printf '\n# PVAS: ranks start through pvasrun (see ompi-btl/README.md)\n%s\n' "$$line" >> $$conf; }
