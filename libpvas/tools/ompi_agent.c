@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -247,6 +248,14 @@ int pvas_ompi_agent(int argc, char **argv)
 		execvp(argv[0], argv);
 		fprintf(stderr, "%s: exec %s: %s\n", ME, argv[0], strerror(errno));
 		return 127;
+	}
+	/* If mpirun or orted dies, even by SIGKILL, so do we; the root then
+	 * kills the task.  (Checked against a parent that is already gone.) */
+	pid_t parent = getppid();
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent) {
+		fprintf(stderr, "%s: parent %d gone before %s started\n", ME, (int)parent, argv[0]);
+		return 1;
 	}
 	if (resolve(argv[0], path)) {
 		fprintf(stderr, "%s: %s: %s\n", ME, argv[0], strerror(errno));
