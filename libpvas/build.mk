@@ -62,8 +62,8 @@ install: $(LIBPVAS_A) $(LIBPVAS_SO) $(PVASRUN)
 # `make demo`, first part: 8 tasks in one address space, then a quick spawn
 # benchmark (the DDT comparison follows, from bench/build.mk).
 .PHONY: demo-libpvas
-demo-libpvas: $(PVASRUN) $(TL_DIR)/t_identity $(BUILD)/bench/spawn-bench $(BUILD)/bench/spawn-noop
+demo-libpvas: $(PVASRUN) $(BUILD)/tests/libpvas/t_identity $(BUILD)/bench/spawn-bench $(BUILD)/bench/spawn-noop
 	@echo "== pvasrun -n 8: 8 processes, one address space (libpvas, $$($(PVASRUN) --info | sed -n 's/^backend: *//p'))"
-	$(Q)$(PVASRUN) -n 8 $(TL_DIR)/t_identity | sort -n -k2
+	$(Q)$(PVASRUN) -n 8 $(BUILD)/tests/libpvas/t_identity | sort -n -k2
 	@echo "== spawn and reap N tasks: pvas_spawn vs fork+exec"
 	$(Q)$(BUILD)/bench/spawn-bench --counts 1,16,64 --rounds 3 $(abspath $(BUILD)/bench/spawn-noop) 2>/dev/null
