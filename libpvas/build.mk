@@ -14,7 +14,10 @@ PVASRUN := $(BUILD)/bin/pvasrun
 HWLOC_LIBS = $(shell pkg-config --libs hwloc)
 PREFIX ?= /usr/local
 
-ALL_TARGETS += $(LIBPVAS_A) $(LIBPVAS_SO) $(LIBPVAS_ASAN_A) $(PVASRUN) $(BUILD)/lib/pkgconfig/pvas.pc
+PVASRUN_ASAN := $(BUILD)/asan/bin/pvasrun
+
+ALL_TARGETS += $(LIBPVAS_A) $(LIBPVAS_SO) $(LIBPVAS_ASAN_A) $(PVASRUN) $(PVASRUN_ASAN) \
+	$(BUILD)/lib/pkgconfig/pvas.pc
 
 $(BUILD)/obj/libpvas/%.o: libpvas/src/%.c $(LIBPVAS_HDRS) | deps-base
 	@mkdir -p $(@D)
@@ -47,6 +50,11 @@ PVASRUN_SRCS := libpvas/tools/pvasrun.c libpvas/tools/ompi_agent.c libpvas/tools
 $(PVASRUN): $(PVASRUN_SRCS) libpvas/tools/agent_proto.h $(LIBPVAS_A) include/pvas.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $(PVASRUN_SRCS) $(LIBPVAS_A) $(HWLOC_LIBS) -lpthread
+
+# The same under ASan+UBSan, for the sanitizer test suite.
+$(PVASRUN_ASAN): $(PVASRUN_SRCS) libpvas/tools/agent_proto.h $(LIBPVAS_ASAN_A) include/pvas.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(SAN_FLAGS) -o $@ $(PVASRUN_SRCS) $(LIBPVAS_ASAN_A) $(HWLOC_LIBS) -lpthread
 
 .PHONY: install
 install: $(LIBPVAS_A) $(LIBPVAS_SO) $(PVASRUN)

@@ -34,7 +34,8 @@ $(TL_DIR)/test_libpvas: tests/libpvas/test_libpvas.c $(LIBPVAS_A) $(KSELFTEST_H)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -isystem $(KSELFTEST_DIR) -Wno-missing-prototypes -o $@ $< $(LIBPVAS_A) -lpthread
 
-$(TS_DIR)/test_libpvas: tests/libpvas/test_libpvas.c $(LIBPVAS_ASAN_A) $(KSELFTEST_H) include/pvas.h
+$(TS_DIR)/test_libpvas: tests/libpvas/test_libpvas.c $(LIBPVAS_ASAN_A) $(KSELFTEST_H) include/pvas.h \
+		$(PVASRUN_ASAN)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(SAN_FLAGS) -isystem $(KSELFTEST_DIR) -Wno-missing-prototypes -o $@ $< \
-		$(LIBPVAS_ASAN_A) -lpthread
+	$(CC) $(USER_CFLAGS) $(SAN_FLAGS) -isystem $(KSELFTEST_DIR) -Wno-missing-prototypes \
+		-DPVASRUN_REL='"../../asan/bin/pvasrun"' -o $@ $< $(LIBPVAS_ASAN_A) -lpthread

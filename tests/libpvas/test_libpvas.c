@@ -96,11 +96,16 @@ static int sh(const char *cmd, char **out)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* pvasrun: $PVASRUN, else the build's (the sanitizer build's for the
+ * sanitizer variant of this suite). */
+#ifndef PVASRUN_REL
+#define PVASRUN_REL "../../bin/pvasrun"
+#endif
 static const char *pvasrun(void)
 {
 	const char *p = getenv("PVASRUN");
 
-	return p ? p : bin("../../bin/pvasrun");
+	return p ? p : bin(PVASRUN_REL);
 }
 
 /* A group of `partitions`, n tasks of prog that must all exit 0, no leftovers. */
