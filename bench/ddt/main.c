@@ -4,6 +4,7 @@
  * assertion against the spec's table, method loop, results.
  */
 #include "check.h"
+#include "cli.h"
 #include "ddt.h"
 #include "output.h"
 #include "runner.h"
@@ -101,16 +102,7 @@ static void parse(int argc, char **argv, struct cfg *c, int rank)
 		case O_OUTER: outer = parse_int("--outer", optarg, 1); break;
 		case O_INNER: inner = parse_int("--inner", optarg, 1); break;
 		case O_CHECK: check = 1; break;
-		case O_FMT:
-			if (!strcmp(optarg, "csv"))
-				c->fmt = FMT_CSV;
-			else if (!strcmp(optarg, "json"))
-				c->fmt = FMT_JSON;
-			else {
-				fprintf(stderr, "ddt: bad --format '%s' (csv or json)\n", optarg);
-				exit(2);
-			}
-			break;
+		case O_FMT: c->fmt = bench_parse_format(optarg); break;
 		case O_OUT: c->out = optarg; break;
 		case O_SEED:
 			c->o.seed = (unsigned)parse_int("--seed", optarg, 0);
@@ -119,14 +111,9 @@ static void parse(int argc, char **argv, struct cfg *c, int rank)
 		case O_LIST: c->list = 1; break;
 		case O_INJECT: c->o.inject = 1; break;
 		case 'h':
-			if (rank == 0)
-				fputs(usage_text, stdout);
-			MPI_Finalize();
-			exit(0);
+			bench_usage_exit(rank, usage_text, 0);
 		default:
-			if (rank == 0)
-				fputs(usage_text, stderr);
-			exit(2);
+			bench_usage_exit(rank, usage_text, 2);
 		}
 	}
 	if (optind < argc) {
@@ -328,10 +315,7 @@ int main(int argc, char **argv)
 {
 	int rank, nprocs;
 	struct cfg cf;
-	MPI_CHECK(MPI_Init(&argc, &argv));
-	MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-	MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-	MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
+	bench_mpi_start(&argc, &argv, &rank, &nprocs);
 	parse(argc, argv, &cf, rank);
 	validate(&cf);
 	if (cf.list) {

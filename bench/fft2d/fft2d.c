@@ -10,6 +10,7 @@
  * matrix, which every rank computes and compares with its own rows.
  * Timed: median/quartiles of the whole 2-D FFT and of the transpose alone.
  */
+#include "cli.h"
 #include "fail.h"
 #include "output.h"
 #include "stats.h"
@@ -67,32 +68,19 @@ int main(int argc, char **argv)
 		{"inject-error", no_argument, 0, O_INJ}, {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
 
-	MPI_CHECK(MPI_Init(&argc, &argv));
-	MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-	MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-	MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &p));
+	bench_mpi_start(&argc, &argv, &rank, &p);
 	while ((ch = getopt_long(argc, argv, "n:i:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n': n = atoi(optarg); break;
 		case 'i': iters = atoi(optarg); break;
-		case O_FMT:
-			if (strcmp(optarg, "csv") && strcmp(optarg, "json"))
-				bench_die("bad --format %s (csv or json)", optarg);
-			fmt = strcmp(optarg, "json") ? FMT_CSV : FMT_JSON;
-			break;
+		case O_FMT: fmt = bench_parse_format(optarg); break;
 		case O_OUT: outpath = optarg; break;
 		case O_TOL: tol = atof(optarg); break;
 		case O_INJ: inject = 1; break;
 		case 'h':
-			if (rank == 0)
-				fputs(usage_text, stdout);
-			MPI_Finalize();
-			return 0;
+			bench_usage_exit(rank, usage_text, 0);
 		default:
-			if (rank == 0)
-				fputs(usage_text, stderr);
-			MPI_Finalize();
-			return 2;
+			bench_usage_exit(rank, usage_text, 2);
 		}
 	}
 	if (n < p || n % p || iters < 1)

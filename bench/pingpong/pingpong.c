@@ -6,6 +6,7 @@
  * bandwidth = size / (median round trip / 2).  The last received message
  * of every size is checked against the peer's fill pattern.
  */
+#include "cli.h"
 #include "fail.h"
 #include "output.h"
 #include "stats.h"
@@ -50,33 +51,20 @@ int main(int argc, char **argv)
 		{"format", required_argument, 0, O_FMT}, {"out", required_argument, 0, O_OUT},
 		{"inject-error", no_argument, 0, O_INJ}, {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
-	MPI_CHECK(MPI_Init(&argc, &argv));
-	MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-	MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-	MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &p));
+	bench_mpi_start(&argc, &argv, &rank, &p);
 	while ((ch = getopt_long(argc, argv, "i:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case O_MIN: minb = atoll(optarg); break;
 		case O_MAX: maxb = atoll(optarg); break;
 		case O_STEP: step = atoi(optarg); break;
 		case 'i': iters = atoi(optarg); break;
-		case O_FMT:
-			if (strcmp(optarg, "csv") && strcmp(optarg, "json"))
-				bench_die("bad --format %s (csv or json)", optarg);
-			fmt = strcmp(optarg, "json") ? FMT_CSV : FMT_JSON;
-			break;
+		case O_FMT: fmt = bench_parse_format(optarg); break;
 		case O_OUT: outpath = optarg; break;
 		case O_INJ: inject = 1; break;
 		case 'h':
-			if (rank == 0)
-				fputs(usage_text, stdout);
-			MPI_Finalize();
-			return 0;
+			bench_usage_exit(rank, usage_text, 0);
 		default:
-			if (rank == 0)
-				fputs(usage_text, stderr);
-			MPI_Finalize();
-			return 2;
+			bench_usage_exit(rank, usage_text, 2);
 		}
 	}
 	if (p < 2 || minb < 1 || maxb < minb || maxb > (1LL << 30) || (step != 2 && step != 4))
