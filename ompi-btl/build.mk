@@ -11,7 +11,7 @@ OMPI_PREFIX := $(shell scripts/build-ompi --print-prefix)
 export OMPI_PREFIX
 
 .PHONY: ompi
-ompi:
+ompi: $(LIBPVAS_A)
 	$(Q)scripts/build-ompi
 
 # The launcher: ORTE starts every rank through `pvasrun --ompi-agent`

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause-Open-MPI */
+/*
+ * btl/pvas component: MCA parameters, open/close, init (identity check,
+ * mailbox, modex).
+ */
+#include "opal_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+#include <pvas.h>
+
+#include "btl_pvas.h"
+#include "btl_pvas_frag.h"
+
+static int pvas_component_register(void);
+static int pvas_component_open(void);
+static int pvas_component_close(void);
+static mca_btl_base_module_t **pvas_component_init(int *num_btls, bool enable_progress_threads,
+                                                   bool enable_mpi_threads);
+
+/* clang-format off */
+mca_btl_pvas_component_t mca_btl_pvas_component = {
+    .super = {
+        .btl_version = {
+            MCA_BTL_DEFAULT_VERSION("pvas"),
+            .mca_open_component = pvas_component_open,
+            .mca_close_component = pvas_component_close,
+            .mca_register_component_params = pvas_component_register,
+        },
+        .btl_data = {
+            .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
+        },
+        .btl_init = pvas_component_init,
+        .btl_progress = mca_btl_pvas_component_progress,
+    },
+};
+/* clang-format on */
+
+/* Above btl/vader (MCA_BTL_EXCLUSIVITY_HIGH) so that a peer reachable both
+ * ways goes through this BTL; below nothing that matters on a node. */
+#define MCA_BTL_PVAS_EXCLUSIVITY (MCA_BTL_EXCLUSIVITY_HIGH + 1024)
+
+static void pvas_register_int(const char *name, const char *help, int level, int *storage)
+{
+    (void) mca_base_component_var_register(
+        &mca_btl_pvas_component.super.btl_version, name, help, MCA_BASE_VAR_TYPE_INT, NULL, 0,
+        MCA_BASE_VAR_FLAG_SETTABLE, level, MCA_BASE_VAR_SCOPE_LOCAL, storage);
+}
+
+static void pvas_register_uint(const char *name, const char *help, int level, unsigned int *storage)
+{
+    (void) mca_base_component_var_register(
+        &mca_btl_pvas_component.super.btl_version, name, help, MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL,
+        0, MCA_BASE_VAR_FLAG_SETTABLE, level, MCA_BASE_VAR_SCOPE_LOCAL, storage);
+}
+
+static int pvas_component_register(void)
+{
+    mca_btl_pvas_component_t *c = &mca_btl_pvas_component;
+    mca_btl_base_module_t *m = &mca_btl_pvas.super;
+
+    (void) mca_base_var_group_component_register(&c->super.btl_version,
+                                                 "PVAS byte transfer layer: ranks of one PVAS "
+                                                 "group (one shared virtual address space)");
+
+    c->free_list_num = 16;
+    pvas_register_int("free_list_num",
+                      "Initial number of fragments in each of the three fragment free lists "
+                      "(inline, eager, max-send); fragments live in this process's own memory",
+                      OPAL_INFO_LVL_9, &c->free_list_num);
+    c->free_list_max = 1024;
+    pvas_register_int("free_list_max",
+                      "Maximum number of fragments per free list; bounds the fragments in "
+                      "flight (a sender with none left queues in the PML until its peers "
+                      "return some); 0: unlimited",
+                      OPAL_INFO_LVL_9, &c->free_list_max);
+    c->free_list_inc = 64;
+    pvas_register_int("free_list_inc", "Number of fragments added each time a free list grows",
+                      OPAL_INFO_LVL_9, &c->free_list_inc);
+    c->max_inline_send = 512;
+    pvas_register_uint("max_inline_send",
+                       "Data capacity of the small fragments (bytes): sendi, control messages, "
+                       "headers of in-place sends; contiguous messages up to this size (PML "
+                       "header included) are copied, larger ones are sent in place (the "
+                       "receiver copies straight from the sender's buffer)",
+                       OPAL_INFO_LVL_5, &c->max_inline_send);
+    c->inplace = true;
+    (void) mca_base_component_var_register(
+        &c->super.btl_version, "inplace",
+        "Send contiguous data larger than max_inline_send in place: the receiver copies it "
+        "straight from the sender's buffer (one copy).  false: copy it into a fragment first "
+        "(two copies).  Open MPI 4.1.4's ob1 misses MPI_ERR_TRUNCATE when an in-place eager "
+        "message meets a smaller, already posted receive (see ompi-btl/btl/pvas/README.md); "
+        "false gives exact truncation errors on an unpatched ob1",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_LOCAL, &c->inplace);
+    c->poll_limit = 32;
+    pvas_register_uint("poll_limit",
+                       "Maximum number of mailbox entries (incoming fragments and returned "
+                       "fragments) handled per progress call",
+                       OPAL_INFO_LVL_9, &c->poll_limit);
+
+    m->btl_exclusivity = MCA_BTL_PVAS_EXCLUSIVITY;
+    /* contiguous eager sends are single-copy (in place), so a large eager
+     * limit costs only unexpected-message buffering in the PML */
+    m->btl_eager_limit = 32 * 1024;
+    m->btl_rndv_eager_limit = 32 * 1024;
+    m->btl_max_send_size = 64 * 1024;
+    m->btl_rdma_pipeline_send_length = 64 * 1024;
+    m->btl_rdma_pipeline_frag_size = 4 * 1024 * 1024;
+    m->btl_min_rdma_pipeline_size = INT_MAX;
+    m->btl_put_limit = SIZE_MAX;
+    m->btl_get_limit = SIZE_MAX;
+    m->btl_put_alignment = 0;
+    m->btl_get_alignment = 0;
+    m->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SEND_INPLACE | MCA_BTL_FLAGS_PUT |
+                   MCA_BTL_FLAGS_GET | MCA_BTL_FLAGS_SHARED_ADDR_SPACE;
+    m->btl_bandwidth = 80000; /* Mb/s */
+    m->btl_latency = 0;       /* us */
+
+    return mca_btl_base_param_register(&c->super.btl_version, m);
+}
+
+static int pvas_component_open(void)
+{
+    mca_btl_pvas_component_t *c = &mca_btl_pvas_component;
+
+    OBJ_CONSTRUCT(&c->frags_inline, opal_free_list_t);
+    OBJ_CONSTRUCT(&c->frags_eager, opal_free_list_t);
+    OBJ_CONSTRUCT(&c->frags_max, opal_free_list_t);
+    c->lists_ready = false;
+    c->enabled = false;
+    c->progress_lock = 0;
+    return OPAL_SUCCESS;
+}
+
+static int pvas_component_close(void)
+{
+    mca_btl_pvas_component_t *c = &mca_btl_pvas_component;
+
+    OBJ_DESTRUCT(&c->frags_inline);
+    OBJ_DESTRUCT(&c->frags_eager);
+    OBJ_DESTRUCT(&c->frags_max);
+    c->lists_ready = false;
+    /* c->mailbox stays allocated (see pvas_finalize) */
+    return OPAL_SUCCESS;
+}
+
+static int pvas_modex_send(void)
+{
+    mca_btl_pvas_component_t *c = &mca_btl_pvas_component;
+    mca_btl_pvas_modex_t modex;
+    int rc;
+
+    memset(&modex, 0, sizeof(modex));
+    modex.magic = MCA_BTL_PVAS_MODEX_MAGIC;
+    modex.group_id = c->group_id;
+    modex.mailbox = (uint64_t) (uintptr_t) c->mailbox;
+    modex.pid = (int32_t) getpid();
+    modex.task_id = c->task_id;
+    OPAL_MODEX_SEND(rc, OPAL_PMIX_LOCAL, &c->super.btl_version, &modex, sizeof(modex));
+    return rc;
+}
+
+static mca_btl_base_module_t **pvas_component_init(int *num_btls, bool enable_progress_threads,
+                                                   bool enable_mpi_threads)
+{
+    mca_btl_pvas_component_t *c = &mca_btl_pvas_component;
+    mca_btl_base_module_t **btls;
+    struct pvas_info info;
+    void *mem = NULL;
+
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    *num_btls = 0;
+
+    if (0 != pvas_self(&info)) {
+        PVAS_VERBOSE(10, "not a PVAS task (%s): disabled", pvas_errmsg());
+        return NULL;
+    }
+    if (0 == opal_process_info.num_local_peers) {
+        PVAS_VERBOSE(10, "no local peers: disabled");
+        return NULL;
+    }
+    if (c->max_inline_send < 64) {
+        c->max_inline_send = 64;
+    }
+    if (mca_btl_pvas.super.btl_eager_limit < c->max_inline_send) {
+        mca_btl_pvas.super.btl_eager_limit = c->max_inline_send;
+    }
+    if (mca_btl_pvas.super.btl_max_send_size < mca_btl_pvas.super.btl_eager_limit) {
+        mca_btl_pvas.super.btl_max_send_size = mca_btl_pvas.super.btl_eager_limit;
+    }
+    if (0 == c->poll_limit) {
+        c->poll_limit = 1;
+    }
+
+    if (NULL == c->mailbox) {
+        /* [0]: the mailbox proper, [1]: lazy returns of sendi fragments */
+        if (0 != posix_memalign(&mem, PVAS_QUEUE_CACHE_LINE, 2 * sizeof(pvas_queue_t))) {
+            return NULL;
+        }
+        c->mailbox = (pvas_queue_t *) mem;
+        c->lazy_returns = c->mailbox + 1;
+        pvas_queue_init(c->mailbox);
+        pvas_queue_init(c->lazy_returns);
+    }
+    c->group_id = info.group_id;
+    c->task_id = info.task_id;
+
+    btls = (mca_btl_base_module_t **) calloc(1, sizeof(*btls));
+    if (NULL == btls) {
+        return NULL;
+    }
+    if (OPAL_SUCCESS != pvas_modex_send()) {
+        PVAS_VERBOSE(10, "modex send failed: disabled");
+        free(btls);
+        return NULL;
+    }
+    c->enabled = true;
+    PVAS_VERBOSE(10, "enabled: group %#" PRIx64 ", task %d, backend %s, mailbox %p", info.group_id,
+                 info.task_id, info.backend, (void *) c->mailbox);
+    btls[0] = &mca_btl_pvas.super;
+    *num_btls = 1;
+    return btls;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-3-Clause-Open-MPI */
+/*
+ * btl/pvas: one endpoint per reachable peer (a rank of the same PVAS group).
+ */
+#ifndef MCA_BTL_PVAS_ENDPOINT_H
+#define MCA_BTL_PVAS_ENDPOINT_H
+
+#include "btl_pvas.h"
+
+struct opal_proc_t;
+
+typedef struct mca_btl_base_endpoint_t {
+    pvas_queue_t *mailbox; /* the peer's mailbox, in the peer's memory */
+    struct opal_proc_t *proc;
+    pid_t pid;
+    int task_id;
+    struct mca_btl_base_endpoint_t *next; /* all endpoints, freed at finalize */
+} mca_btl_pvas_endpoint_t;
+
+#endif /* MCA_BTL_PVAS_ENDPOINT_H */
