@@ -1,0 +1,28 @@
+# tests/ddt-copy: the direct two-layout datatype copy engine of
+# ompi-btl/patches/0002-opal-datatype-direct-copy.patch (docs/ddt-direct-copy.md).
+#
+#   $(BUILD)/tests/ddt-copy/ddt_fuzz        datatype fuzzer, TAP; the test suite
+#                                           is tests/ddt-copy/ddt-fuzz.sh
+#   $(BUILD)/tests/ddt-copy/ddt_copy_bench  engine vs MPI_Pack+MPI_Unpack table
+#                                           (`make ddt-copy-bench` runs it)
+# Built with the PVAS Open MPI prefix's mpicc (OMPI_PREFIX, ompi-btl/build.mk);
+# they call libopen-pal directly (opal/datatype/opal_datatype_direct.h is a
+# devel header of the prefix).  Single-process MPI programs (singleton
+# MPI_Init, no mpirun).
+
+DDTC_BIN := $(BUILD)/tests/ddt-copy
+DDTC_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow
+DDTC_INC = -I$(OMPI_PREFIX)/include/openmpi
+DDTC_PROGS := $(DDTC_BIN)/ddt_fuzz $(DDTC_BIN)/ddt_copy_bench
+DDTC_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self
+
+ALL_TARGETS += $(DDTC_PROGS)
+TEST_SUITES += tests/ddt-copy/ddt-fuzz.sh
+
+$(DDTC_BIN)/%: tests/ddt-copy/%.c | ompi
+	@mkdir -p $(@D)
+	$(OMPI_PREFIX)/bin/mpicc $(DDTC_CFLAGS) $(DDTC_INC) -o $@ $< -lopen-pal
+
+.PHONY: ddt-copy-bench
+ddt-copy-bench: $(DDTC_BIN)/ddt_copy_bench
+	env $(DDTC_ENV) $(DDTC_BIN)/ddt_copy_bench

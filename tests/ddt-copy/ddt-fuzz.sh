@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# tests/ddt-copy/ddt-fuzz.sh [ARGS] : run the datatype fuzzer of the direct
+# copy engine (a `make test` suite, TAP).  A single-process MPI program
+# (singleton MPI_Init): as root, Open MPI needs the allow-run-as-root
+# variables; btl self only (no peer).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self
+exec "$ROOT/${BUILD:-build}/tests/ddt-copy/ddt_fuzz" "$@"
