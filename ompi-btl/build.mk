@@ -5,7 +5,7 @@
 # nothing changed only checks the prefix's stamp and takes a second or two.
 # OMPI_PREFIX names that prefix (computed without building), for rules and
 # test suites that use its bin/mpicc, bin/mpif90, bin/mpirun and headers.
-# `make` builds it (ALL_TARGETS); `make test` runs tests/mpi/smoke.sh.
+# `make` builds it (through ompi-agent below); `make test` runs tests/mpi/smoke.sh.
 
 OMPI_PREFIX := $(shell scripts/build-ompi --print-prefix)
 export OMPI_PREFIX
@@ -27,3 +27,5 @@ ompi-agent: ompi $(PVASRUN)
 	grep -qxF "$$line" $$conf || { \
 		sed -i '/^[[:space:]]*orte_fork_agent[[:space:]]*=/d' $$conf; \
 		printf '\n# PVAS: ranks start through pvasrun (see ompi-btl/README.md)\n%s\n' "$$line" >> $$conf; }
+
+TEST_SUITES += tests/mpi/smoke.sh
