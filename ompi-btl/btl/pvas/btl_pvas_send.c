@@ -33,6 +33,21 @@ static inline void pvas_frag_post(mca_btl_pvas_frag_t *frag, struct mca_btl_base
     pvas_queue_push(ep->mailbox, &hdr->item);
 }
 
+/* The smallest fragment class that holds total bytes. */
+static inline mca_btl_pvas_frag_t *frag_for_size(mca_btl_pvas_component_t *c,
+                                                 struct mca_btl_base_module_t *btl,
+                                                 struct mca_btl_base_endpoint_t *endpoint,
+                                                 size_t total)
+{
+    if (total <= c->max_inline_send) {
+        return mca_btl_pvas_frag_get(&c->frags_inline, endpoint);
+    }
+    if (total <= btl->btl_eager_limit) {
+        return mca_btl_pvas_frag_get(&c->frags_eager, endpoint);
+    }
+    return mca_btl_pvas_frag_get(&c->frags_max, endpoint);
+}
+
 struct mca_btl_base_descriptor_t *mca_btl_pvas_prepare_src(struct mca_btl_base_module_t *btl,
                                                            struct mca_btl_base_endpoint_t *endpoint,
                                                            struct opal_convertor_t *convertor,
@@ -51,13 +66,7 @@ struct mca_btl_base_descriptor_t *mca_btl_pvas_prepare_src(struct mca_btl_base_m
             (!c->inplace && total <= btl->btl_max_send_size)) {
             /* small: one contiguous copy is cheaper than a second segment
              * (or in-place sends are disabled) */
-            if (total <= c->max_inline_send) {
-                frag = mca_btl_pvas_frag_get(&c->frags_inline, endpoint);
-            } else if (total <= btl->btl_eager_limit) {
-                frag = mca_btl_pvas_frag_get(&c->frags_eager, endpoint);
-            } else {
-                frag = mca_btl_pvas_frag_get(&c->frags_max, endpoint);
-            }
+            frag = frag_for_size(c, btl, endpoint, total);
             if (OPAL_UNLIKELY(NULL == frag)) {
                 return NULL;
             }
@@ -87,13 +96,7 @@ struct mca_btl_base_descriptor_t *mca_btl_pvas_prepare_src(struct mca_btl_base_m
         uint32_t iov_count = 1;
         int rc;
 
-        if (total <= c->max_inline_send) {
-            frag = mca_btl_pvas_frag_get(&c->frags_inline, endpoint);
-        } else if (total <= btl->btl_eager_limit) {
-            frag = mca_btl_pvas_frag_get(&c->frags_eager, endpoint);
-        } else {
-            frag = mca_btl_pvas_frag_get(&c->frags_max, endpoint);
-        }
+        frag = frag_for_size(c, btl, endpoint, total);
         if (OPAL_UNLIKELY(NULL == frag)) {
             return NULL;
         }
