@@ -66,6 +66,21 @@ struct ddt_pattern {
 				   size_t *spec_bytes);
 };
 
+/* Define var, a ping-pong pattern of the family whose functions are named
+ * pfx_setup, pfx_teardown, pfx_types, pfx_pack and pfx_unpack. */
+#define DDT_PINGPONG_PATTERN(var, nm, v, tab, pfx)                                                 \
+	const struct ddt_pattern var = {                                                           \
+		.name = nm,                                                                        \
+		.variant = v,                                                                      \
+		.nsizes = sizeof(tab) / sizeof(tab[0]),                                            \
+		.sizes = tab,                                                                      \
+		.setup = pfx##_setup,                                                              \
+		.teardown = pfx##_teardown,                                                        \
+		.types = pfx##_types,                                                              \
+		.pack = pfx##_pack,                                                                \
+		.unpack = pfx##_unpack,                                                            \
+	}
+
 /* One ping-pong test case on one rank (0 or 1). */
 struct ddt_case {
 	const struct ddt_pattern *pat;

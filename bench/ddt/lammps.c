@@ -133,17 +133,6 @@ static void lmp_unpack(const struct ddt_case *c, int who, int o, unsigned char *
 	}
 }
 
-#define LMP(var, nm, v, tab)                                                                       \
-	const struct ddt_pattern var = {                                                           \
-		.name = nm,                                                                        \
-		.variant = v,                                                                      \
-		.nsizes = sizeof(tab) / sizeof(tab[0]),                                            \
-		.sizes = tab,                                                                      \
-		.setup = lmp_setup,                                                                \
-		.teardown = lmp_teardown,                                                          \
-		.types = lmp_types,                                                                \
-		.pack = lmp_pack,                                                                  \
-		.unpack = lmp_unpack,                                                              \
-	}
+#define LMP(var, nm, v, tab) DDT_PINGPONG_PATTERN(var, nm, v, tab, lmp)
 LMP(ddt_lammps_full, "LAMMPS_full", FULL, full_sizes);
 LMP(ddt_lammps_atomic, "LAMMPS_atomic", ATOMIC, atomic_sizes);

@@ -196,18 +196,7 @@ static void nas_unpack(const struct ddt_case *c, int who, int o, unsigned char *
 	nas_copy(c, (double *)arena, n->roff, (double *)buf, 1);
 }
 
-#define NAS(var, nm, v, tab)                                                                       \
-	const struct ddt_pattern var = {                                                           \
-		.name = nm,                                                                        \
-		.variant = v,                                                                      \
-		.nsizes = sizeof(tab) / sizeof(tab[0]),                                            \
-		.sizes = tab,                                                                      \
-		.setup = nas_setup,                                                                \
-		.teardown = nas_teardown,                                                          \
-		.types = nas_types,                                                                \
-		.pack = nas_pack,                                                                  \
-		.unpack = nas_unpack,                                                              \
-	}
+#define NAS(var, nm, v, tab) DDT_PINGPONG_PATTERN(var, nm, v, tab, nas)
 NAS(ddt_nas_mg_x, "NAS_MG_x", MG_X, mg_x_sizes);
 NAS(ddt_nas_mg_y, "NAS_MG_y", MG_Y, mg_y_sizes);
 NAS(ddt_nas_mg_z, "NAS_MG_z", MG_Z, mg_z_sizes);

@@ -210,18 +210,7 @@ static void sf_unpack(const struct ddt_case *c, int who, int o, unsigned char *a
 	}
 }
 
-#define SF(var, nm, v, tab)                                                                        \
-	const struct ddt_pattern var = {                                                           \
-		.name = nm,                                                                        \
-		.variant = v,                                                                      \
-		.nsizes = sizeof(tab) / sizeof(tab[0]),                                            \
-		.sizes = tab,                                                                      \
-		.setup = sf_setup,                                                                 \
-		.teardown = sf_teardown,                                                           \
-		.types = sf_types,                                                                 \
-		.pack = sf_pack,                                                                   \
-		.unpack = sf_unpack,                                                               \
-	}
+#define SF(var, nm, v, tab) DDT_PINGPONG_PATTERN(var, nm, v, tab, sf)
 SF(ddt_specfem_oc, "SPECFEM3D_oc", OC, oc_sizes);
 SF(ddt_specfem_cm, "SPECFEM3D_cm", CM, cm_sizes);
 SF(ddt_specfem_mt, "SPECFEM3D_mt", MT, mt_sizes);

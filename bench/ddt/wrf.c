@@ -159,18 +159,7 @@ static void wrf_unpack(const struct ddt_case *c, int who, int o, unsigned char *
 	wrf_copy(c->priv, arena, (float *)buf, 1);
 }
 
-#define WRF(var, nm, v, tab)                                                                       \
-	const struct ddt_pattern var = {                                                           \
-		.name = nm,                                                                        \
-		.variant = v,                                                                      \
-		.nsizes = sizeof(tab) / sizeof(tab[0]),                                            \
-		.sizes = tab,                                                                      \
-		.setup = wrf_setup,                                                                \
-		.teardown = wrf_teardown,                                                          \
-		.types = wrf_types,                                                                \
-		.pack = wrf_pack,                                                                  \
-		.unpack = wrf_unpack,                                                              \
-	}
+#define WRF(var, nm, v, tab) DDT_PINGPONG_PATTERN(var, nm, v, tab, wrf)
 WRF(ddt_wrf_y_vec, "WRF_y_vec", 0, wrf_y_sizes);
 WRF(ddt_wrf_y_sa, "WRF_y_sa", 1, wrf_y_sizes);
 WRF(ddt_wrf_x_vec, "WRF_x_vec", 0, wrf_x_sizes);
