@@ -3,6 +3,9 @@
 #
 #   $(BUILD)/tests/ddt-copy/ddt_fuzz        datatype fuzzer, TAP; the test suite
 #                                           is tests/ddt-copy/ddt-fuzz.sh
+#   tests/ddt-copy/ddt_gen.{c,h}            its random datatype-pair generator
+#                                           (MPI API only), shared with
+#                                           tests/mpi/src/ddt_sendrecv_fuzz.c
 #   $(BUILD)/tests/ddt-copy/ddt_copy_bench  engine vs MPI_Pack+MPI_Unpack table
 #                                           (`make ddt-copy-bench` runs it)
 # Built with the PVAS Open MPI prefix's mpicc (OMPI_PREFIX, ompi-btl/build.mk);
@@ -22,6 +25,10 @@ TEST_SUITES += tests/ddt-copy/ddt-fuzz.sh
 $(DDTC_BIN)/%: tests/ddt-copy/%.c | ompi
 	@mkdir -p $(@D)
 	$(OMPI_PREFIX)/bin/mpicc $(DDTC_CFLAGS) $(DDTC_INC) -o $@ $< -lopen-pal
+
+$(DDTC_BIN)/ddt_fuzz: tests/ddt-copy/ddt_fuzz.c tests/ddt-copy/ddt_gen.c tests/ddt-copy/ddt_gen.h | ompi
+	@mkdir -p $(@D)
+	$(OMPI_PREFIX)/bin/mpicc $(DDTC_CFLAGS) $(DDTC_INC) -o $@ $(filter %.c,$^) -lopen-pal
 
 .PHONY: ddt-copy-bench
 ddt-copy-bench: $(DDTC_BIN)/ddt_copy_bench

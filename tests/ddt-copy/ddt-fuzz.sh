@@ -6,4 +6,6 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self
-exec "$ROOT/${BUILD:-build}/tests/ddt-copy/ddt_fuzz" "$@"
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+exec "$BUILD/tests/ddt-copy/ddt_fuzz" "$@"

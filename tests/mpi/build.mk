@@ -6,17 +6,29 @@
 # The order-only `ompi` prerequisite (ompi-btl/build.mk) builds Open MPI if
 # needed and (re)installs btl/pvas (ompi-btl/btl/pvas/build.sh).
 
-MPI_TEST_PREFIX = $(shell scripts/build-ompi --print-prefix)
+MPI_TEST_PREFIX = $(OMPI_PREFIX)
 MPI_TEST_BIN := $(BUILD)/tests/mpi/bin
 MPI_TEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Iinclude
-MPI_TEST_C := p2p concurrency coll membership crash hang
+MPI_TEST_C := p2p concurrency coll membership crash hang progress
 MPI_TESTS := $(addprefix $(MPI_TEST_BIN)/,$(MPI_TEST_C) fortran queue_test)
 
 ALL_TARGETS += $(MPI_TESTS)
 TEST_SUITES += tests/mpi/run.sh
+TEST_SUITES += tests/mpi/ddt-fuzz.sh
+TEST_SUITES += tests/mpi/progress.sh
 
 .PHONY: mpi-tests
 mpi-tests: $(MPI_TESTS)
+
+# The derived-datatype send/receive fuzzer (tests/mpi/ddt-fuzz.sh): MPI API
+# only, its generator is tests/ddt-copy/ddt_gen.c (shared with ddt_fuzz).
+MPI_DDT_FUZZ := $(MPI_TEST_BIN)/ddt_sendrecv_fuzz
+ALL_TARGETS += $(MPI_DDT_FUZZ)
+.PHONY: mpi-ddt-fuzz
+mpi-tests mpi-ddt-fuzz: $(MPI_DDT_FUZZ)
+$(MPI_DDT_FUZZ): tests/mpi/src/ddt_sendrecv_fuzz.c tests/ddt-copy/ddt_gen.c tests/ddt-copy/ddt_gen.h | ompi
+	@mkdir -p $(@D)
+	$(MPI_TEST_PREFIX)/bin/mpicc $(MPI_TEST_CFLAGS) -Itests/ddt-copy -o $@ $(filter %.c,$^) -lm
 
 $(MPI_TEST_BIN)/%: tests/mpi/src/%.c tests/mpi/src/common.h $(LIBPVAS_A) include/pvas.h | ompi
 	@mkdir -p $(@D)

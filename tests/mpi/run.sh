@@ -23,58 +23,14 @@
 #   PVAS_MPI_TIMEOUT       seconds allowed per mpirun (default 120)
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=${BUILD:-$ROOT/build}
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-BIN=$BUILD/tests/mpi/bin
-LOGS=$BUILD/test-logs/mpi
-TMO=${PVAS_MPI_TIMEOUT:-120}
-PREFIX=$("$ROOT/scripts/build-ompi" --print-prefix)
-MPIRUN=$PREFIX/bin/mpirun
+# shellcheck source=tests/mpi/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PROGS=(p2p concurrency coll fortran)
 NPS=(2 3 4)
 BTLS=(pvas vader)
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-diag() { sed 's/^/# /'; }
-
-mkdir -p "$LOGS"
-
 # --- set-up -----------------------------------------------------------
-if [ ! -x "$MPIRUN" ]; then
-	make -C "$ROOT" --no-print-directory ompi >&2 || true
-fi
-need_build=0
-for p in "${PROGS[@]}" membership crash hang queue_test; do
-	[ -x "$BIN/$p" ] || need_build=1
-done
-if [ $need_build = 1 ]; then
-	make -C "$ROOT" --no-print-directory "BUILD=$BUILD" mpi-tests >&2 || true
-fi
-# Another checkout running scripts/build-ompi removes the shared prefix's
-# mca_btl_pvas.so: (re)install ours (incremental, quick when up to date).
-if [ -x "$PREFIX/bin/ompi_info" ]; then
-	"$ROOT/ompi-btl/btl/pvas/build.sh" "$PREFIX" >&2 || true
-fi
-
-AGENT_ARGS=()
-if ! grep -Eqs '^[[:space:]]*orte_fork_agent[[:space:]]*=' "$PREFIX/etc/openmpi-mca-params.conf"; then
-	agent=${PVAS_TEST_FORK_AGENT:-}
-	if [ -z "$agent" ] && "$BUILD/bin/pvasrun" --help 2>/dev/null | grep -q -- --ompi-agent; then
-		agent="$BUILD/bin/pvasrun --ompi-agent"
-	fi
-	[ -n "$agent" ] && AGENT_ARGS=(--mca orte_fork_agent "$agent")
-fi
+mpi_setup mpi-tests "${PROGS[@]}" membership crash hang queue_test
 
 # run_mpi LOG TOKEN NP BTL PROG [ARGS...]: mpirun under timeout; status in $?.
 # TOKEN goes into the job's environment only (leftover detection).

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# tests/mpi/ddt-fuzz.sh : MPI derived-datatype send/receive fuzzer (TAP).
+#
+# Runs $BUILD/tests/mpi/bin/ddt_sendrecv_fuzz (tests/mpi/src/ddt_sendrecv_fuzz.c)
+# on 2 ranks under --mca btl self,pvas, self,vader, and self,vader with
+# btl_vader_single_copy_mechanism none, plus one pvas configuration that
+# forces the direct Rendezvous onto small messages in many chunks
+# (pml_ob1_direct_min_size 0, pml_ob1_direct_chunk_size 4096; Open MPI
+# ignores these parameters where they do not exist).  Each configuration
+# runs with the fixed seed 20261122 and with a random seed (printed in the
+# TAP lines).  Every case is random equal-signature datatypes, a log-uniform
+# size from 0 to 4 MiB and a delivery mode; the receiver checks its whole
+# buffer, guards included, against an MPI_Pack -> MPI_Unpack reference.
+# A failure prints the seed and case, and the exact command that reruns it.
+#
+# Every run has --mca pml_ob1_direct_stats 1.  If `ompi_info --param pml ob1
+# --level 9` lists pml_ob1_direct_enable, the suite also asserts that each
+# pvas run moved at least one message the direct way (sent + received > 0
+# over the ranks' "[pml_ob1 direct]" lines) and that no vader run did.
+# Finally the runs of one seed must have built the same cases (same counts
+# and bytes: both ranks and all transports derive them from the seed).
+#
+# Environment:
+#   BUILD                    build directory (default <repo>/build)
+#   OMPI_PREFIX              Open MPI prefix (default: scripts/build-ompi --print-prefix)
+#   PVAS_TEST_FORK_AGENT     as in tests/mpi/run.sh (used when the prefix's
+#                            openmpi-mca-params.conf sets no orte_fork_agent)
+#   PVAS_MPI_TIMEOUT         seconds allowed per mpirun (default 120)
+#   PVAS_DDT_FUZZ_CASES      cases per run (default 400; 8 runs)
+#   PVAS_DDT_FUZZ_SEED       the second seed (default: random)
+#   PVAS_DDT_FUZZ_MAX_BYTES  largest message (default 4194304)
+# Logs: $BUILD/test-logs/mpi/ddt-fuzz-*.log.
+set -uo pipefail
+
+# shellcheck source=tests/mpi/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+PROG=$BIN/ddt_sendrecv_fuzz
+CASES=${PVAS_DDT_FUZZ_CASES:-400}
+MAXB=${PVAS_DDT_FUZZ_MAX_BYTES:-4194304}
+FIXED_SEED=20261122
+RSEED=${PVAS_DDT_FUZZ_SEED:-$(($(od -An -N6 -tu8 /dev/urandom | tr -d ' ')))}
+
+# A command line to copy and paste: quote only the words that need it.
+shell_words() {
+	local w out=()
+	for w in "$@"; do
+		if [[ $w =~ ^[A-Za-z0-9_./,=:+-]+$ ]]; then out+=("$w"); else out+=("$(printf '%q' "$w")"); fi
+	done
+	echo "${out[*]}"
+}
+
+# --- set-up -----------------------------------------------------------
+mpi_setup mpi-ddt-fuzz ddt_sendrecv_fuzz
+
+direct=0
+if have_direct; then
+	direct=1
+fi
+
+echo "# prefix $PREFIX; fork agent: ${AGENT_ARGS[*]:-(from openmpi-mca-params.conf or none)}"
+echo "# seeds: fixed $FIXED_SEED, random $RSEED; $CASES cases per run, messages 0..$MAXB bytes"
+if [ $direct = 1 ]; then
+	echo "# ompi_info lists pml_ob1_direct_enable: asserting that pvas runs use the direct Rendezvous and vader runs do not"
+else
+	echo "# ompi_info does not list pml_ob1_direct_enable (Open MPI without the direct Rendezvous): no direct-path assertions"
+fi
+
+# name:btl:extra mpirun arguments
+CONFIGS=(
+	"pvas:pvas:"
+	"vader:vader:"
+	"vader-nocma:vader:--mca btl_vader_single_copy_mechanism none"
+	"pvas-direct-small:pvas:--mca pml_ob1_direct_min_size 0 --mca pml_ob1_direct_chunk_size 4096 --mca pml_ob1_direct_min_bytes_per_element 0 --mca pml_ob1_direct_contig_min_size 0"
+)
+declare -A built=()
+for c in "${CONFIGS[@]}"; do
+	rest=${c#*:}
+	echo "# configuration ${c%%:*}: --mca btl self,${rest%%:*} ${rest#*:}"
+done
+
+for seed in "$FIXED_SEED" "$RSEED"; do
+	for c in "${CONFIGS[@]}"; do
+		name=${c%%:*}
+		rest=${c#*:}
+		btl=${rest%%:*}
+		read -r -a extra <<<"${rest#*:}"
+		log=$LOGS/ddt-fuzz-$name-$seed.log
+		args=(--allow-run-as-root --oversubscribe --bind-to none -np 2 --mca btl "self,$btl"
+			"${AGENT_ARGS[@]}" --mca btl_base_warn_component_unused 0
+			--mca pml_ob1_direct_stats 1 "${extra[@]}")
+		what="$name seed $seed"
+		if [ ! -x "$PROG" ]; then
+			not_ok "$what (binary $PROG missing)"
+			continue
+		fi
+		start=$(date +%s%N)
+		timeout -k 10 "$TMO" nice "$MPIRUN" "${args[@]}" "$PROG" --seed "$seed" --cases "$CASES" \
+			--max-bytes "$MAXB" >"$log" 2>&1
+		rc=$?
+		ms=$((($(date +%s%N) - start) / 1000000))
+		secs="$((ms / 1000)).$((ms % 1000 / 100)) s"
+		sum=$(grep -E '^ddt_sendrecv_fuzz: (PASS|FAIL) ' "$log" | tail -n 1)
+		if [ $rc = 0 ] && [[ $sum == "ddt_sendrecv_fuzz: PASS "* ]]; then
+			ran=$(sed -E 's/.* ran=([0-9]+).*/\1/' <<<"$sum")
+			skipped=$(sed -E 's/.* skipped=([0-9]+).*/\1/' <<<"$sum")
+			mb=$(sed -E 's/.* mbytes=([0-9.]+).*/\1/' <<<"$sum")
+			ge1m=$(sed -E 's/.* ge1m=([0-9]+).*/\1/' <<<"$sum")
+			ok "$what: $ran cases passed, $skipped skipped, $mb MB, $ge1m messages >= 1 MiB ($secs)"
+			key=$(sed -E 's/.*(cases=[0-9]+ ran=[0-9]+ skipped=[0-9]+ failed=[0-9]+ mbytes=[0-9.]+ largest=[0-9]+).*/\1/' <<<"$sum")
+			built[$seed]+="$name: $key"$'\n'
+		else
+			if [ $rc = 124 ] || [ $rc = 137 ]; then
+				not_ok "$what: timed out after $TMO s (log $log)"
+			else
+				not_ok "$what: exit $rc ($secs, log $log)"
+			fi
+			{
+				# the failure reports: a first line, then lines indented by two spaces
+				awk '/^FAIL |no progress|failed: / { p = 1; print; next }
+					p && /^  / { print; next } { p = 0 }' "$log" | head -n 40
+				echo "$sum"
+				k=$(sed -nE 's/.* first: --seed [0-9]+ --case ([0-9]+).*/\1/p' <<<"$sum")
+				[ -z "$k" ] && k=$(sed -nE 's/.* --case ([0-9]+) .*/\1/p' "$log" | head -n 1)
+				[ -n "$k" ] && echo "rerun: OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" \
+					"$(shell_words "$MPIRUN" "${args[@]}" "$PROG" --seed "$seed" --case "$k" \
+						--max-bytes "$MAXB" -v)"
+				echo "--- last lines of $log:"
+				tail -n 8 "$log"
+			} | diag
+		fi
+		if [ $direct = 1 ]; then
+			# "[pml_ob1 direct] rank R: sent S received V fallback F copied C of T bytes"
+			read -r lines sent recvd fb copied total < <(awk '
+				/^\[pml_ob1 direct\] rank [0-9]+: sent / {
+					l++; s += $6; v += $8; f += $10; c += $12; t = $14 }
+				END { printf "%d %d %d %d %d %d\n", l, s, v, f, c, t }' "$log")
+			stats="sent $sent received $recvd fallback $fb, copied $copied of $total bytes ($lines stats lines)"
+			if [ "$btl" = pvas ]; then
+				if [ $((sent + recvd)) -gt 0 ]; then
+					ok "$what: direct Rendezvous used: $stats"
+				else
+					not_ok "$what: no message went the direct way: $stats"
+				fi
+			else
+				if [ $((sent + recvd)) = 0 ]; then
+					ok "$what: no direct Rendezvous on vader ($stats)"
+				else
+					not_ok "$what: direct Rendezvous on vader: $stats"
+				fi
+			fi
+		fi
+	done
+	# Every passing run of a seed must have built the same cases.
+	runs=$(grep -c . <<<"${built[$seed]:-}")
+	if [ "$runs" -gt 0 ] && [ "$(sed -E 's/^[^:]*: //' <<<"${built[$seed]}" | sort -u | grep -c .)" = 1 ]; then
+		ok "seed $seed: the $runs passing configurations built the same cases ($(head -n 1 <<<"${built[$seed]}" | sed -E 's/^[^:]*: //'))"
+	else
+		not_ok "seed $seed: the passing configurations built different cases (or none passed)"
+		printf '%s' "${built[$seed]:-}" | diag
+	fi
+done
+
+echo "1..$n"
+echo "# $n tests, $failed failed"
+[ $failed = 0 ]
