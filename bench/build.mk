@@ -5,7 +5,7 @@
 # mpicc from PATH (Debian's openmpi-bin).  Override: make MPICC=... MPIRUN=...
 # $(BUILD)/bench/mpi.env records which MPI the binaries were built with (it
 # changes only when MPICC/MPIRUN change, and then the binaries are rebuilt);
-# bench/compare and tests/bench/check.sh read it.
+# bench/compare, bench/tune-direct and tests/bench/check.sh read it.
 
 # MPICC/MPIRUN given on the command line or in the environment: used as is,
 # without the ompi dependency.
@@ -81,3 +81,12 @@ bench-demo: bench-build
 # make bench: the full suite with report and plots
 bench-full: bench-build
 	$(Q)nice bench/compare --bench all --name full --build $(BENCH_OUT)
+
+# make bench-tune: re-derive ob1's direct Rendezvous defaults on this machine
+# (bench/tune-direct: report in bench/results/, MCA parameter file
+# $(BUILD)/pvas-direct-tuned.conf); TUNE_ARGS=--quick for a 1-5 minute run.
+# The prefix must have pml_ob1_direct_* (another one: MPICC=... MPIRUN=...).
+TUNE_ARGS ?=
+.PHONY: bench-tune
+bench-tune: bench-build
+	$(Q)nice bench/tune-direct --build $(BENCH_OUT) --out $(BUILD)/pvas-direct-tuned.conf $(TUNE_ARGS)

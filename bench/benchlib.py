@@ -1,0 +1,187 @@
+"""bench/benchlib.py: helpers shared by the benchmark harnesses (bench/compare,
+bench/tune-direct): which MPI the binaries were built for (mpi.env), mpirun
+command lines, probing a configuration, running one benchmark and reading
+its CSV rows, memcpy bandwidth, small formatting helpers.
+
+A configuration is a list of mpirun arguments, e.g.
+["--mca", "btl", "self,pvas"].  Messages go to stdout prefixed with the
+harness name (set_prog).
+"""
+import csv
+import io
+import os
+import platform
+import re
+import subprocess
+import sys
+import threading
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_prog = "bench"
+
+
+def set_prog(name):
+    """Name printed in front of every log line and error."""
+    global _prog
+    _prog = name
+
+
+def log(msg):
+    print("%s: %s" % (_prog, msg), flush=True)
+
+
+def die(msg, code=1):
+    print("%s: %s" % (_prog, msg), file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+def read_env(build):
+    """KEY=VALUE lines of <build>/mpi.env (written by bench/build.mk)."""
+    env = {}
+    path = os.path.join(build, "mpi.env")
+    try:
+        with open(path) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    env[k] = v
+    except OSError as e:
+        die("read %s: %s (build first: make bench-build)" % (path, e.strerror))
+    for k in ("MPIRUN", "OMPI_INFO"):
+        if k not in env:
+            die("%s: no %s= line" % (path, k))
+    return env
+
+
+def prefix_of(env):
+    """The Open MPI prefix of mpi.env's mpirun ("PATH" when it is a bare name)."""
+    return os.path.dirname(os.path.dirname(env["MPIRUN"])) or "PATH"
+
+
+def run_env():
+    e = dict(os.environ)
+    e["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    e["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    return e
+
+
+def mpirun_cmd(env, np_, mca, prog, args):
+    return [env["MPIRUN"], "--oversubscribe", "-np", str(np_)] + list(mca) + [prog] + list(args)
+
+
+def ompi_btls(env):
+    """Names of the btl components ompi_info lists."""
+    info = subprocess.run([env["OMPI_INFO"]], capture_output=True, text=True)
+    return set(re.findall(r"MCA btl: (\w+)", info.stdout))
+
+
+def ompi_params(env, framework, component):
+    """{name: value} of `ompi_info --param FRAMEWORK COMPONENT --level 9 --parsable`."""
+    p = subprocess.run([env["OMPI_INFO"], "--param", framework, component, "--level", "9",
+                        "--parsable"], capture_output=True, text=True)
+    out = {}
+    for m in re.finditer(r"^mca:%s:%s:param:(\w+):value:(.*)$" % (framework, component),
+                         p.stdout, re.M):
+        out[m.group(1)] = m.group(2)
+    return out
+
+
+def probe(env, build, mca, need_btl, btls, reject=None):
+    """Return None if configuration mca works (btl need_btl listed, a tiny
+    pingpong run succeeds), else the reason.  reject = (regex, text): the
+    configuration does not work when the run's stderr matches regex."""
+    if need_btl not in btls:
+        return "btl %s not available in %s (ompi_info lists no btl %s)" % (
+            need_btl, prefix_of(env), need_btl)
+    cmd = mpirun_cmd(env, 2, mca, os.path.join(build, "pingpong"),
+                     ["--max", "65536", "--step", "4", "--iters", "5"])
+    try:
+        p = subprocess.run(cmd, env=run_env(), capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "tiny pingpong run timed out after 120 s: %s" % " ".join(cmd)
+    if p.returncode != 0:
+        tail = " | ".join(l.strip() for l in p.stderr.splitlines() if l.strip())[-400:]
+        return "tiny pingpong run failed (exit %d): %s" % (p.returncode, tail)
+    if reject and re.search(reject[0], p.stderr, re.I):
+        return reject[1] + p.stderr.strip().splitlines()[0][:300]
+    return None
+
+
+def memcpy_bw(build):
+    """{threads: median GB/s} of bench/memcpy-bw --threads 2."""
+    p = subprocess.run([os.path.join(build, "memcpy-bw"), "--threads", "2"],
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        die("memcpy-bw failed (exit %d): %s" % (p.returncode, p.stderr.strip()))
+    res = {}
+    for row in csv.DictReader(io.StringIO(p.stdout)):
+        res[int(row["threads"])] = float(row["median_gbps"])
+    return res
+
+
+def run_one(env, build, np_, mca, prog, args, prefix, timeout=None, stderr_lines=None):
+    """Run one benchmark of build/ under mpirun with configuration mca; stream
+    its stderr as progress lines; return (rows, error).  rows: the CSV rows
+    it wrote (--out); error: None, or why the run failed (exit status or
+    timeout, with the end of stderr).  stderr_lines: a list that receives
+    every stderr line."""
+    outfile = os.path.join(build, "bench-%d.csv" % os.getpid())
+    cmd = mpirun_cmd(env, np_, mca, os.path.join(build, prog), args + ["--out", outfile])
+    try:
+        os.unlink(outfile)
+    except OSError:
+        pass
+    errlines = [] if stderr_lines is None else stderr_lines
+    p = subprocess.Popen(cmd, env=run_env(), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    expired = []
+    timer = None
+    if timeout:
+        def stop():
+            expired.append(1)
+            p.terminate()  # mpirun takes its ranks down
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        timer = threading.Timer(timeout, stop)
+        timer.start()
+    for line in p.stderr:
+        line = line.rstrip()
+        errlines.append(line)
+        m = re.match(r"ddt: (\S+) +(\S+) +bytes", line)
+        if m:
+            log("%s %s %s" % (prefix, m.group(1), m.group(2)))
+        elif "CHECK FAILED" in line:
+            log("%s %s" % (prefix, line))
+    rc = p.wait()
+    if timer:
+        timer.cancel()
+    rows = []
+    try:
+        with open(outfile) as f:
+            rows = list(csv.DictReader(f))
+        os.unlink(outfile)
+    except OSError:
+        pass
+    tail = " | ".join(l for l in errlines if l.strip())[-500:]
+    if expired:
+        return rows, "timed out after %d s: %s" % (timeout, tail)
+    if rc != 0:
+        return rows, "exit %d: %s" % (rc, tail)
+    return rows, None
+
+
+def fmt_us(v):
+    return "%.1f" % v if v >= 10 else "%.2f" % v
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
