@@ -13,7 +13,9 @@
  * or unsynchronised), ssend, probe+recv, mprobe+mrecv (and improbe+imrecv),
  * persistent requests started twice, MPI_ANY_SOURCE (and MPI_ANY_TAG),
  * types freed right after MPI_Isend/MPI_Irecv before the wait, MPI_BOTTOM
- * with absolute addresses, and sendrecv exchanges in both directions at once.
+ * with absolute addresses, sendrecv exchanges in both directions at once, and
+ * local copies by a collective on MPI_COMM_SELF (Open MPI's
+ * ompi_datatype_sndrcv, the local part of every Alltoall and Gather).
  * The direction (rank 0 -> 1 or 1 -> 0) is random too.
  *
  * Both ranks derive everything from (seed, case number) alone, so they build
@@ -65,12 +67,13 @@ enum mode {
 	M_FREE,
 	M_BOTTOM,
 	M_EXCHANGE,
+	M_LOCAL,
 	NMODES
 };
 static const char *const mode_name[NMODES] = {
     "send/recv",    "isend/irecv",	 "ssend",      "probe+recv",
     "mprobe+mrecv", "persistent",	 "any-source", "types-freed-early",
-    "mpi-bottom",   "sendrecv-exchange",
+    "mpi-bottom",   "sendrecv-exchange", "local-collective",
 };
 /* the three variants of each mode */
 static const char *const variant_name[NMODES][3] = {
@@ -86,6 +89,8 @@ static const char *const variant_name[NMODES][3] = {
      "Issend/Irecv, free, wait"},
     {"MPI_Send/MPI_Recv", "MPI_Isend/MPI_Irecv", "MPI_Isend/MPI_Irecv"},
     {"MPI_Sendrecv", "Irecv+Isend, Waitall", "MPI_Sendrecv, MPI_BOTTOM"},
+    {"MPI_Alltoall(MPI_COMM_SELF)", "MPI_Allgather(MPI_COMM_SELF)",
+     "MPI_Gather(MPI_COMM_SELF), MPI_BOTTOM"},
 };
 
 /* scaling of one side: how the factor m is applied */
@@ -292,7 +297,7 @@ static int transfer(const struct params *cp, struct ddt_pair *p, long k)
 	    .peer = 1 - me,
 	    .tag = (int)(k % 32768),
 	};
-	int bottom = cp->mode == M_BOTTOM || (cp->mode == M_EXCHANGE && v == 2);
+	int bottom = cp->mode == M_BOTTOM || ((cp->mode == M_EXCHANGE || cp->mode == M_LOCAL) && v == 2);
 	if (bottom && cp->sbottom) {
 		x.stype = ddt_absolute(p->st, (int)p->cs, p->sb.base);
 		x.sbuf = MPI_BOTTOM;
@@ -492,6 +497,25 @@ static int transfer(const struct params *cp, struct ddt_pair *p, long k)
 		} else
 			MCHK(MPI_Sendrecv(x.sbuf, x.scount, x.stype, x.peer, x.tag, x.rbuf,
 					  x.rcount, x.rtype, x.peer, x.tag, pair, &status));
+		break;
+	case M_LOCAL:
+		/* no message: the receiving rank copies its own send buffer (the
+		 * same contents as the peer's) with a collective on MPI_COMM_SELF */
+		if (!rcv)
+			break;
+		if (v == 0)
+			MCHK(MPI_Alltoall(x.sbuf, x.scount, x.stype, x.rbuf, x.rcount, x.rtype,
+					  MPI_COMM_SELF));
+		else if (v == 1)
+			MCHK(MPI_Allgather(x.sbuf, x.scount, x.stype, x.rbuf, x.rcount, x.rtype,
+					   MPI_COMM_SELF));
+		else
+			MCHK(MPI_Gather(x.sbuf, x.scount, x.stype, x.rbuf, x.rcount, x.rtype, 0,
+					MPI_COMM_SELF));
+		/* what a receive from the peer would have said */
+		MCHK(MPI_Status_set_elements(&status, MPI_BYTE, (int)p->n));
+		status.MPI_SOURCE = x.peer;
+		status.MPI_TAG = x.tag;
 		break;
 	}
 	if (rcv)
