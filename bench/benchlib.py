@@ -185,3 +185,26 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor() or "unknown CPU"
+
+
+def ddt_list(env, build, np_=2):
+    """[(pattern, size label, bytes)] of `ddt --list` on np_ ranks, in the
+    order of the spec's tables (FFT is listed as FFT<np_>)."""
+    cmd = mpirun_cmd(env, np_, [], os.path.join(build, "ddt"), ["--list"])
+    p = subprocess.run(cmd, env=run_env(), capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        die("ddt --list failed (exit %d): %s" % (p.returncode, p.stderr.strip()[-400:]))
+    out = []
+    for line in p.stdout.splitlines()[1:]:
+        f = line.split(",")
+        if len(f) == 4:
+            out.append((f[0], f[1], int(f[3])))
+    return out
+
+
+def pattern_rows(table, name):
+    """Rows of ddt --list for a --patterns name (FFT is listed as FFT<P>)."""
+    rows = [r for r in table if r[0] == name or (name == "FFT" and r[0].startswith("FFT"))]
+    if not rows:
+        die("--patterns: unknown pattern '%s' (see build/bench/ddt --list)" % name, 2)
+    return rows
