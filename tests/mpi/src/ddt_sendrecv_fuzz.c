@@ -71,9 +71,10 @@ enum mode {
 	NMODES
 };
 static const char *const mode_name[NMODES] = {
-    "send/recv",    "isend/irecv",	 "ssend",      "probe+recv",
-    "mprobe+mrecv", "persistent",	 "any-source", "types-freed-early",
-    "mpi-bottom",   "sendrecv-exchange", "local-collective",
+    "send/recv",	 "isend/irecv",	      "ssend",
+    "probe+recv",	 "mprobe+mrecv",      "persistent",
+    "any-source",	 "types-freed-early", "mpi-bottom",
+    "sendrecv-exchange", "local-collective",
 };
 /* the three variants of each mode */
 static const char *const variant_name[NMODES][3] = {
@@ -297,7 +298,8 @@ static int transfer(const struct params *cp, struct ddt_pair *p, long k)
 	    .peer = 1 - me,
 	    .tag = (int)(k % 32768),
 	};
-	int bottom = cp->mode == M_BOTTOM || ((cp->mode == M_EXCHANGE || cp->mode == M_LOCAL) && v == 2);
+	int bottom =
+	    cp->mode == M_BOTTOM || ((cp->mode == M_EXCHANGE || cp->mode == M_LOCAL) && v == 2);
 	if (bottom && cp->sbottom) {
 		x.stype = ddt_absolute(p->st, (int)p->cs, p->sb.base);
 		x.sbuf = MPI_BOTTOM;
