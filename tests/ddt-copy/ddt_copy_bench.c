@@ -29,20 +29,20 @@
 #include <time.h>
 
 #define OPAL_DT(t) ((const opal_datatype_t *)(t))
-#define CHECK(x)                                                                   \
-	do {                                                                       \
-		if ((x) != MPI_SUCCESS) {                                          \
-			fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x); \
-			exit(2);                                                   \
-		}                                                                  \
+#define CHECK(x)                                                                                   \
+	do {                                                                                       \
+		if ((x) != MPI_SUCCESS) {                                                          \
+			fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);             \
+			exit(2);                                                                   \
+		}                                                                                  \
 	} while (0)
 
 struct pat {
 	char name[64];
 	MPI_Datatype st, rt;
-	void *sbuf, *rbuf;      /* buffer arguments */
+	void *sbuf, *rbuf; /* buffer arguments */
 	unsigned char *smem, *rmem;
-	size_t slen, rlen;      /* allocations (whole arenas) */
+	size_t slen, rlen; /* allocations (whole arenas) */
 	size_t bytes;
 };
 
@@ -175,6 +175,70 @@ static void wrf(struct pat *p, int x, const int *b)
 	snprintf(p->name, sizeof(p->name), "WRF_%c_vec 2x2", x ? 'x' : 'y');
 }
 
+/* A random permutation of [0, g): its first n entries are n distinct
+ * unsorted indices (the DDTBench index lists). */
+static int *index_list(int g, unsigned seed)
+{
+	int *perm = malloc(sizeof(int) * (size_t)g);
+	srand(seed);
+	for (int i = 0; i < g; i++)
+		perm[i] = i;
+	for (int i = 0; i < g; i++) {
+		int j = rand() % g, x = perm[i];
+		perm[i] = perm[j];
+		perm[j] = x;
+	}
+	return perm; /* the first n are the list */
+}
+
+/* SPECFEM3D_oc: iblk(n, 1, idx, float) in a[g], same type both sides. */
+static void specfem_oc(struct pat *p, int n, int g)
+{
+	int *idx = index_list(g, 7);
+	arenas(p, (size_t)g * 4, (size_t)g * 4);
+	CHECK(MPI_Type_create_indexed_block(n, 1, idx, MPI_FLOAT, &p->st));
+	free(idx);
+	p->rt = p->st;
+	p->sbuf = p->smem;
+	p->rbuf = p->rmem;
+	snprintf(p->name, sizeof(p->name), "SPECFEM3D_oc %d/%d", n, g);
+}
+
+/* LAMMPS_full: send struct{x: iblk(n, 3, 3 idx, d); 5 x iblk(n, 1, idx, d)}
+ * from arrays of g atoms; receive six contiguous runs (x, then the scalars). */
+static void lammps(struct pat *p, int n, int g)
+{
+	int *idx = index_list(g, 11), *idx3 = malloc(sizeof(int) * (size_t)n);
+	MPI_Datatype ty[6], rty[6];
+	MPI_Aint disp[6], rdisp[6];
+	int bl[6] = {1, 1, 1, 1, 1, 1};
+	size_t arr = (size_t)g * 8; /* one scalar array */
+	arenas(p, arr * 8, (size_t)n * 64);
+	for (int i = 0; i < n; i++)
+		idx3[i] = 3 * idx[i];
+	CHECK(MPI_Type_create_indexed_block(n, 3, idx3, MPI_DOUBLE, &ty[0]));
+	disp[0] = 0;
+	CHECK(MPI_Type_contiguous(3 * n, MPI_DOUBLE, &rty[0]));
+	rdisp[0] = 0;
+	for (int k = 1; k < 6; k++) {
+		CHECK(MPI_Type_create_indexed_block(n, 1, idx, MPI_DOUBLE, &ty[k]));
+		disp[k] = (MPI_Aint)(arr * (size_t)(2 + k));
+		CHECK(MPI_Type_contiguous(n, MPI_DOUBLE, &rty[k]));
+		rdisp[k] = (MPI_Aint)((size_t)n * 8 * (size_t)(2 + k));
+	}
+	CHECK(MPI_Type_create_struct(6, bl, disp, ty, &p->st));
+	CHECK(MPI_Type_create_struct(6, bl, rdisp, rty, &p->rt));
+	for (int k = 0; k < 6; k++) {
+		CHECK(MPI_Type_free(&ty[k]));
+		CHECK(MPI_Type_free(&rty[k]));
+	}
+	free(idx);
+	free(idx3);
+	p->sbuf = p->smem;
+	p->rbuf = p->rmem;
+	snprintf(p->name, sizeof(p->name), "LAMMPS_full %d/%d", n, g);
+}
+
 static int reps = 200;
 
 int main(int argc, char **argv)
@@ -202,10 +266,12 @@ int main(int argc, char **argv)
 	fft(&pats[np++], 512, 4);
 	wrf(&pats[np++], 0, wrf_y);
 	wrf(&pats[np++], 1, wrf_x);
+	specfem_oc(&pats[np++], 3225, 88881);
+	lammps(&pats[np++], 3062, 3534);
 
 	printf("# median of %d reps, microseconds; x = pack+unpk / layout\n", reps);
-	printf("%-24s %9s %10s %10s %10s %10s %10s %7s\n", "pattern", "bytes", "pack+unpk", "direct",
-	       "layout", "2 halves", "memcpy", "x");
+	printf("%-24s %9s %10s %10s %10s %10s %10s %7s\n", "pattern", "bytes", "pack+unpk",
+	       "direct", "layout", "2 halves", "memcpy", "x");
 	double *t = malloc(sizeof(double) * (size_t)reps * 5);
 	int bad = 0;
 	for (int k = 0; k < np; k++) {
@@ -231,7 +297,8 @@ int main(int argc, char **argv)
 		CHECK(MPI_Unpack(tmp, (int)n, &pos, p->rbuf, 1, p->rt, MPI_COMM_SELF));
 		memcpy(ref, p->rmem, p->rlen);
 		memset(p->rmem, 0xee, p->rlen);
-		opal_datatype_copy_direct(OPAL_DT(p->st), 1, p->sbuf, OPAL_DT(p->rt), 1, p->rbuf, 0, n);
+		opal_datatype_copy_direct(OPAL_DT(p->st), 1, p->sbuf, OPAL_DT(p->rt), 1, p->rbuf, 0,
+					  n);
 		if (memcmp(ref, p->rmem, p->rlen)) {
 			fprintf(stderr, "%s: engine result differs from pack+unpack\n", p->name);
 			bad = 1;
@@ -243,8 +310,8 @@ int main(int argc, char **argv)
 			pos = 0;
 			MPI_Unpack(tmp, (int)n, &pos, p->rbuf, 1, p->rt, MPI_COMM_SELF);
 			double t1 = now_us();
-			opal_datatype_copy_direct(OPAL_DT(p->st), 1, p->sbuf, OPAL_DT(p->rt), 1, p->rbuf, 0,
-						  n);
+			opal_datatype_copy_direct(OPAL_DT(p->st), 1, p->sbuf, OPAL_DT(p->rt), 1,
+						  p->rbuf, 0, n);
 			double t2 = now_us();
 			opal_datatype_direct_layout_copy(sl, p->sbuf, rl, p->rbuf, 0, n);
 			double t3 = now_us();
@@ -260,7 +327,8 @@ int main(int argc, char **argv)
 			t[4 * reps + r] = t5 - t4;
 		}
 		if (memcmp(ref, p->rmem, p->rlen)) {
-			fprintf(stderr, "%s: engine result differs after the timed loop\n", p->name);
+			fprintf(stderr, "%s: engine result differs after the timed loop\n",
+				p->name);
 			bad = 1;
 		}
 		double med[5];
@@ -268,8 +336,8 @@ int main(int argc, char **argv)
 			qsort(t + m * reps, (size_t)reps, sizeof(double), cmp_d);
 			med[m] = t[m * reps + reps / 2];
 		}
-		printf("%-24s %9zu %10.2f %10.2f %10.2f %10.2f %10.2f %7.1f\n", p->name, n, med[0], med[1],
-		       med[2], med[3], med[4], med[0] / med[2]);
+		printf("%-24s %9zu %10.2f %10.2f %10.2f %10.2f %10.2f %7.1f\n", p->name, n, med[0],
+		       med[1], med[2], med[3], med[4], med[0] / med[2]);
 		opal_datatype_direct_layout_release(sl);
 		opal_datatype_direct_layout_release(rl);
 		free(tmp);

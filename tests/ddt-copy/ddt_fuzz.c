@@ -59,33 +59,53 @@ struct family {
 	enum ddt_unit_kind unit;
 	int mode; /* F_* */
 };
-enum { F_RANDOM, F_SAME, F_CONTIG_RECV, F_CONTIG_SEND, F_BOTTOM, F_ZERO, F_LAYOUT, F_TRANSPOSE };
+enum {
+	F_RANDOM,
+	F_SAME,
+	F_CONTIG_RECV,
+	F_CONTIG_SEND,
+	F_BOTTOM,
+	F_ZERO,
+	F_LAYOUT,
+	F_TRANSPOSE,
+	F_INDEX
+};
 static const struct family families[] = {
-	{"char units", DDT_U_CHAR, F_RANDOM},
-	{"short units", DDT_U_SHORT, F_RANDOM},
-	{"int units", DDT_U_INT, F_RANDOM},
-	{"double units", DDT_U_DOUBLE, F_RANDOM},
-	{"complex16 units", DDT_U_CPLX, F_RANDOM},
-	{"mixed struct units (int,double,char)", DDT_U_MIXED, F_RANDOM},
-	{"same datatype both sides", DDT_U_DOUBLE, F_SAME},
-	{"contiguous receive (unpack side)", DDT_U_INT, F_CONTIG_RECV},
-	{"contiguous send (pack side)", DDT_U_DOUBLE, F_CONTIG_SEND},
-	{"MPI_BOTTOM absolute addresses", DDT_U_MIXED, F_BOTTOM},
-	{"zero-size datatypes", DDT_U_INT, F_ZERO},
-	{"compiled layouts reused for many splits", DDT_U_MIXED, F_LAYOUT},
-	{"transposes (FFT shape, both directions)", DDT_U_DOUBLE, F_TRANSPOSE},
+    {"char units", DDT_U_CHAR, F_RANDOM},
+    {"short units", DDT_U_SHORT, F_RANDOM},
+    {"int units", DDT_U_INT, F_RANDOM},
+    {"double units", DDT_U_DOUBLE, F_RANDOM},
+    {"complex16 units", DDT_U_CPLX, F_RANDOM},
+    {"mixed struct units (int,double,char)", DDT_U_MIXED, F_RANDOM},
+    {"same datatype both sides", DDT_U_DOUBLE, F_SAME},
+    {"contiguous receive (unpack side)", DDT_U_INT, F_CONTIG_RECV},
+    {"contiguous send (pack side)", DDT_U_DOUBLE, F_CONTIG_SEND},
+    {"MPI_BOTTOM absolute addresses", DDT_U_MIXED, F_BOTTOM},
+    {"zero-size datatypes", DDT_U_INT, F_ZERO},
+    {"compiled layouts reused for many splits", DDT_U_MIXED, F_LAYOUT},
+    {"transposes (FFT shape, both directions)", DDT_U_DOUBLE, F_TRANSPOSE},
+    {"index lists of small blocks (SPECFEM3D, LAMMPS shape)", DDT_U_INT, F_INDEX},
+    {"index lists, double units", DDT_U_DOUBLE, F_INDEX},
 };
 #define NFAM ((int)(sizeof(families) / sizeof(families[0])))
 
 static enum ddt_pair_mode pair_mode(int mode)
 {
 	switch (mode) {
-	case F_SAME: return DDT_PAIR_SAME;
-	case F_CONTIG_RECV: return DDT_PAIR_CONTIG_RECV;
-	case F_CONTIG_SEND: return DDT_PAIR_CONTIG_SEND;
-	case F_ZERO: return DDT_PAIR_ZERO;
-	case F_TRANSPOSE: return DDT_PAIR_TRANSPOSE;
-	default: return DDT_PAIR_RANDOM; /* F_RANDOM, F_BOTTOM, F_LAYOUT */
+	case F_SAME:
+		return DDT_PAIR_SAME;
+	case F_CONTIG_RECV:
+		return DDT_PAIR_CONTIG_RECV;
+	case F_CONTIG_SEND:
+		return DDT_PAIR_CONTIG_SEND;
+	case F_ZERO:
+		return DDT_PAIR_ZERO;
+	case F_TRANSPOSE:
+		return DDT_PAIR_TRANSPOSE;
+	case F_INDEX:
+		return DDT_PAIR_INDEX;
+	default:
+		return DDT_PAIR_RANDOM; /* F_RANDOM, F_BOTTOM, F_LAYOUT */
 	}
 }
 
@@ -97,7 +117,8 @@ static size_t pick_cut(size_t n, size_t per_elem)
 	if (r < 4 || n < 2)
 		return (size_t)ddt_rnd(0, (long)n);
 	if (r < 7)
-		return (size_t)ddt_rnd(0, (long)(n / (size_t)ddt_unit_size)) * (size_t)ddt_unit_size;
+		return (size_t)ddt_rnd(0, (long)(n / (size_t)ddt_unit_size)) *
+		       (size_t)ddt_unit_size;
 	size_t c = (size_t)ddt_rnd(0, (long)(n / per_elem)) * per_elem;
 	if (r == 8 && c > 0)
 		c--;
@@ -108,7 +129,8 @@ static size_t pick_cut(size_t n, size_t per_elem)
 
 static uint64_t case_seed(uint64_t seed, int f, long k)
 {
-	return seed ^ ((uint64_t)(f + 1) * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)k * 0xd1b54a32d192ed03ull);
+	return seed ^ ((uint64_t)(f + 1) * 0x9e3779b97f4a7c15ull) ^
+	       ((uint64_t)k * 0xd1b54a32d192ed03ull);
 }
 
 static int run_case(uint64_t seed, int f, long k, char *why, size_t whylen)
@@ -198,11 +220,13 @@ static int run_case(uint64_t seed, int f, long k, char *why, size_t whylen)
 			else if (sconv)
 				rc = opal_convertor_copy_direct(sconv, rconv, from, to);
 			else
-				rc = opal_datatype_copy_direct(OPAL_DT(se), (size_t)cs, sarg, OPAL_DT(re),
-							       (size_t)cr, rarg, from, to);
+				rc = opal_datatype_copy_direct(OPAL_DT(se), (size_t)cs, sarg,
+							       OPAL_DT(re), (size_t)cr, rarg, from,
+							       to);
 			if (rc != 0) {
 				res = DDT_FAIL;
-				snprintf(why, whylen, "engine returned %d for [%zu,%zu)", rc, from, to);
+				snprintf(why, whylen, "engine returned %d for [%zu,%zu)", rc, from,
+					 to);
 				goto out;
 			}
 		}
@@ -210,17 +234,20 @@ static int run_case(uint64_t seed, int f, long k, char *why, size_t whylen)
 		if (d >= 0) {
 			res = DDT_FAIL;
 			snprintf(why, whylen,
-				 "round %d cuts [0,%zu,%zu,%zu): receive buffer differs at byte %ld of the "
-				 "typemap range (%s)", round, cut[1], cut[2], n, d - DDT_GUARD,
-				 d < DDT_GUARD || (size_t)d >= rb->len - DDT_GUARD ? "guard" : "inside");
+				 "round %d cuts [0,%zu,%zu,%zu): receive buffer differs at byte "
+				 "%ld of the "
+				 "typemap range (%s)",
+				 round, cut[1], cut[2], n, d - DDT_GUARD,
+				 d < DDT_GUARD || (size_t)d >= rb->len - DDT_GUARD ? "guard"
+										   : "inside");
 			goto out;
 		}
 	}
 	snprintf(why, whylen, "n=%zu cs=%ld cr=%ld", n, cs, cr);
 out:
 	if (verbose || (res == DDT_FAIL)) {
-		fprintf(stderr, "# family %d case %ld: %s\n#   send %s x%ld\n#   recv %s x%ld\n", f, k,
-			why, ddt_desc[0], res == DDT_SKIP ? 0L : p.cs, ddt_desc[1],
+		fprintf(stderr, "# family %d case %ld: %s\n#   send %s x%ld\n#   recv %s x%ld\n", f,
+			k, why, ddt_desc[0], res == DDT_SKIP ? 0L : p.cs, ddt_desc[1],
 			res == DDT_SKIP ? 0L : p.cr);
 		if (verbose && ddc_dump && res != DDT_SKIP) {
 			ddc_dump(OPAL_DT(p.st), (size_t)p.cs);
@@ -257,7 +284,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-v")) {
 			verbose = 1;
 		} else {
-			fprintf(stderr, "usage: %s [--seed S] [--cases N] [--family F] [--case K] [-v]\n",
+			fprintf(stderr,
+				"usage: %s [--seed S] [--cases N] [--family F] [--case K] [-v]\n",
 				argv[0]);
 			return 2;
 		}
@@ -302,12 +330,14 @@ int main(int argc, char **argv)
 			test++;
 			if (fail) {
 				failed++;
-				printf("not ok %d - %s: %ld of %ld cases failed; first: --seed %" PRIu64
-				       " --family %d --case %ld: %s\n",
-				       test, families[f].name, fail, k1 - k0, seeds[si], f, first_fail, fwhy);
+				printf("not ok %d - %s: %ld of %ld cases failed; first: --seed "
+				       "%" PRIu64 " --family %d --case %ld: %s\n",
+				       test, families[f].name, fail, k1 - k0, seeds[si], f,
+				       first_fail, fwhy);
 			} else {
-				printf("ok %d - %s: %ld cases passed, %ld skipped (seed %" PRIu64 ")\n", test,
-				       families[f].name, pass, skip, seeds[si]);
+				printf("ok %d - %s: %ld cases passed, %ld skipped (seed %" PRIu64
+				       ")\n",
+				       test, families[f].name, pass, skip, seeds[si]);
 			}
 			fflush(stdout);
 		}

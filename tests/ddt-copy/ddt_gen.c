@@ -235,6 +235,55 @@ static void scatter_blocks(int n, const int *len, long *pos)
 	}
 }
 
+/* An index list, the DDTBench SPECFEM3D/LAMMPS shape: indexed_block of n
+ * blocks of b units at distinct, unsorted block slots of [0, g), and
+ * sometimes two of them in a struct (LAMMPS: coordinates and a scalar
+ * field of the same atoms, at their arrays' bases). */
+static MPI_Datatype index_list_one(void)
+{
+	int n = (int)ddt_rnd(2, 400), b = (int)ddt_rnd(1, 3), g = n * (int)ddt_rnd(1, 4);
+	int *slot = malloc(sizeof(int) * (size_t)g);
+	MPI_Datatype u, t;
+	if (!slot) {
+		fprintf(stderr, "index_list: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	for (int i = 0; i < g; i++)
+		slot[i] = i;
+	for (int i = g - 1; i > 0; i--) {
+		int j = (int)ddt_rnd(0, i), x = slot[i];
+		slot[i] = slot[j];
+		slot[j] = x;
+	}
+	for (int i = 0; i < n; i++)
+		slot[i] *= b;
+	ddt_say("index_list(%d x %d of %d slots,", n, b, g);
+	u = ddt_make_unit();
+	DDT_CHECK(MPI_Type_create_indexed_block(n, b, slot, u, &t));
+	ddt_say(")");
+	free(slot);
+	return ddt_keep(t);
+}
+
+static MPI_Datatype index_list_gen(void)
+{
+	MPI_Datatype t[2], s;
+	MPI_Aint d[2], ext0, lb0, lb1;
+	int bl[2] = {1, 1};
+	if (ddt_chance(70))
+		return index_list_one();
+	ddt_say("struct(");
+	t[0] = index_list_one();
+	ext0 = ddt_true_extent_of(t[0], &lb0);
+	t[1] = index_list_one();
+	(void)ddt_true_extent_of(t[1], &lb1);
+	d[0] = 0;
+	d[1] = lb0 + ext0 + ddt_rnd(0, 3) * 8 - lb1; /* the second array after the first */
+	ddt_say(")");
+	DDT_CHECK(MPI_Type_create_struct(2, bl, d, t, &s));
+	return ddt_keep(s);
+}
+
 MPI_Datatype ddt_gen(int depth, long budget)
 {
 	MPI_Datatype t, in;
@@ -589,6 +638,8 @@ int ddt_pair_types(struct ddt_pair *p, enum ddt_pair_mode mode, char *why, size_
 	ddt_side = 0;
 	if (mode == DDT_PAIR_TRANSPOSE)
 		tk = ddt_transpose_pair(&st, &rt);
+	else if (mode == DDT_PAIR_INDEX)
+		st = index_list_gen();
 	else if (mode == DDT_PAIR_CONTIG_SEND)
 		st = MPI_DATATYPE_NULL;
 	else
@@ -601,6 +652,14 @@ int ddt_pair_types(struct ddt_pair *p, enum ddt_pair_mode mode, char *why, size_
 		ddt_say("(same)");
 	} else if (mode == DDT_PAIR_CONTIG_RECV) {
 		rt = MPI_DATATYPE_NULL;
+	} else if (mode == DDT_PAIR_INDEX) {
+		long r = ddt_rnd(0, 2);
+		if (r == 0) {
+			rt = st;
+			ddt_say("(same)");
+		} else {
+			rt = r == 1 ? MPI_DATATYPE_NULL : index_list_gen();
+		}
 	} else {
 		rt = ddt_gen((int)ddt_rnd(1, 4), 64);
 	}

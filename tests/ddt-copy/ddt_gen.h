@@ -105,6 +105,8 @@ enum ddt_pair_mode {
 	DDT_PAIR_CONTIG_SEND, /* contiguous send, random receive type */
 	DDT_PAIR_ZERO,	      /* zero-size variants of two random types, counts 0-3 */
 	DDT_PAIR_TRANSPOSE,   /* FFT-shaped rows/columns (the unit is a basic type) */
+	DDT_PAIR_INDEX,	      /* index lists (SPECFEM3D/LAMMPS): same type, contiguous or
+				 another index list on the receive side */
 };
 enum { DDT_PASS, DDT_SKIP, DDT_FAIL };
 

@@ -136,11 +136,12 @@ static void draw_params(struct params *cp)
 	if (!cp->sbottom && !cp->rbottom)
 		cp->rbottom = 1;
 	long r = ddt_rnd(0, 99);
-	cp->pmode = r < 50   ? DDT_PAIR_RANDOM
-		    : r < 60 ? DDT_PAIR_SAME
-		    : r < 70 ? DDT_PAIR_CONTIG_RECV
-		    : r < 80 ? DDT_PAIR_CONTIG_SEND
-		    : r < 90 ? DDT_PAIR_TRANSPOSE
+	cp->pmode = r < 45   ? DDT_PAIR_RANDOM
+		    : r < 55 ? DDT_PAIR_SAME
+		    : r < 63 ? DDT_PAIR_CONTIG_RECV
+		    : r < 71 ? DDT_PAIR_CONTIG_SEND
+		    : r < 81 ? DDT_PAIR_TRANSPOSE
+		    : r < 91 ? DDT_PAIR_INDEX
 			     : DDT_PAIR_ZERO;
 	ddt_unit = (enum ddt_unit_kind)ddt_rnd(0, DDT_NUNITS - 1);
 	/* log-uniform in [1, max_bytes + 1) */
