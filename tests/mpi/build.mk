@@ -10,7 +10,7 @@ MPI_TEST_PREFIX = $(OMPI_PREFIX)
 MPI_TEST_BIN := $(BUILD)/tests/mpi/bin
 MPI_TEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Iinclude
 MPI_TEST_C := p2p concurrency coll membership crash hang progress
-MPI_TESTS := $(addprefix $(MPI_TEST_BIN)/,$(MPI_TEST_C) fortran queue_test)
+MPI_TESTS := $(addprefix $(MPI_TEST_BIN)/,$(MPI_TEST_C) fortran queue_test fbox_test)
 
 ALL_TARGETS += $(MPI_TESTS)
 TEST_SUITES += tests/mpi/run.sh
@@ -37,6 +37,11 @@ $(MPI_TEST_BIN)/%: tests/mpi/src/%.c tests/mpi/src/common.h $(LIBPVAS_A) include
 $(MPI_TEST_BIN)/fortran: tests/mpi/src/fortran.f90 | ompi
 	@mkdir -p $(@D)
 	$(MPI_TEST_PREFIX)/bin/mpif90 -O2 -g -Wall -o $@ $<
+
+# The fast-box unit test needs no MPI either.
+$(MPI_TEST_BIN)/fbox_test: tests/mpi/src/fbox_test.c ompi-btl/btl/pvas/btl_pvas_fbox.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Iompi-btl/btl/pvas -pthread -o $@ $<
 
 # The mailbox unit test needs no MPI.
 $(MPI_TEST_BIN)/queue_test: tests/mpi/src/queue_test.c ompi-btl/btl/pvas/btl_pvas_queue.h

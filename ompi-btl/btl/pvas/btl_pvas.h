@@ -21,17 +21,28 @@
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/btl/base/base.h"
 
+#include "btl_pvas_fbox.h"
 #include "btl_pvas_queue.h"
 
 BEGIN_C_DECLS
 
 /* What each rank publishes in the modex (OPAL_PMIX_LOCAL scope). */
-#define MCA_BTL_PVAS_MODEX_MAGIC 0x5056415342544c31ull /* "PVASBTL1" */
+#define MCA_BTL_PVAS_MODEX_MAGIC 0x5056415342544c32ull /* "PVASBTL2" */
+
+/* BTL-internal active-message tag: a peer asks for a fast box */
+#define MCA_BTL_TAG_PVAS (MCA_BTL_TAG_BTL + 9)
+
+/* fast-box table: one entry per PVAS task id (pvas.h: task ids are below
+ * the partition count) */
+#define MCA_BTL_PVAS_FBOX_SLOTS 4096
+/* a table entry that says "no ring for you" (this rank has fbox_max) */
+#define MCA_BTL_PVAS_FBOX_REFUSED ((pvas_fbox_t *) (uintptr_t) 1)
 
 typedef struct mca_btl_pvas_modex_t {
     uint64_t magic;
-    uint64_t group_id; /* pvas_info.group_id */
-    uint64_t mailbox;  /* address of the rank's pvas_queue_t */
+    uint64_t group_id;   /* pvas_info.group_id */
+    uint64_t mailbox;    /* address of the rank's pvas_queue_t */
+    uint64_t fbox_table; /* address of its fast-box table (0: none) */
     int32_t pid;
     int32_t task_id;
 } mca_btl_pvas_modex_t;
@@ -46,6 +57,10 @@ typedef struct mca_btl_pvas_component_t {
     unsigned int max_inline_send; /* payload capacity of the small fragments */
     unsigned int poll_limit;      /* fragments handled per progress call */
     bool inplace;                 /* send contiguous data in place */
+    unsigned int fbox_size;       /* bytes of one fast box (power of 2); 0: none */
+    unsigned int fbox_max_send;   /* largest message (PML header included) sent through it */
+    unsigned int fbox_max;        /* fast boxes this rank polls at most */
+    unsigned int fbox_threshold;  /* sends to a peer before asking it for one */
 
     /* state */
     bool enabled; /* pvas_self() succeeded at init */
@@ -60,6 +75,12 @@ typedef struct mca_btl_pvas_component_t {
     bool lists_ready;
     struct mca_btl_base_endpoint_t *endpoints; /* list of every endpoint made */
     int32_t progress_lock;
+    /* fast boxes this rank receives from: [sender's task id] -> ring (in
+     * this rank's memory, never freed, like the mailbox), and the list it
+     * polls (touched by the progress-lock holder only) */
+    _Atomic(pvas_fbox_t *) *fbox_table;
+    pvas_fbox_reader_t *fbox_in;
+    unsigned int fbox_in_count;
 } mca_btl_pvas_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_pvas_component_t mca_btl_pvas_component;
@@ -107,6 +128,7 @@ int mca_btl_pvas_get(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t 
 
 /* progress.c */
 int mca_btl_pvas_component_progress(void);
+void mca_btl_pvas_fbox_setup(int task_id);
 int mca_btl_pvas_drain_lazy_returns(void);
 
 /* Verbose output through the btl framework's stream (btl_base_verbose). */

@@ -100,6 +100,29 @@ static int pvas_component_register(void)
         "false gives exact truncation errors on an unpatched ob1",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_LOCAL, &c->inplace);
+    c->fbox_size = 8192;
+    pvas_register_uint("fbox_size",
+                       "Bytes of one fast box: a ring in the receiver's memory that one sender "
+                       "writes small messages into with plain stores, no queue operation per "
+                       "message.  A power of two, at least 256; 0: no fast boxes (every "
+                       "message goes through the mailbox)",
+                       OPAL_INFO_LVL_5, &c->fbox_size);
+    c->fbox_max_send = 256;
+    pvas_register_uint("fbox_max_send",
+                       "Largest message (PML header included, bytes) sent through a fast box; "
+                       "at most a quarter of fbox_size minus 8.  Larger ones go through the "
+                       "mailbox, which measured as fast or faster from about 256 bytes up "
+                       "(ompi-btl/btl/pvas/README.md)",
+                       OPAL_INFO_LVL_5, &c->fbox_max_send);
+    c->fbox_max = 32;
+    pvas_register_uint("fbox_max",
+                       "Fast boxes a rank receives from at most (it polls each at every "
+                       "progress call); senders beyond that use the mailbox",
+                       OPAL_INFO_LVL_5, &c->fbox_max);
+    c->fbox_threshold = 16;
+    pvas_register_uint("fbox_threshold",
+                       "Messages a rank sends to a peer before it asks that peer for a fast box",
+                       OPAL_INFO_LVL_5, &c->fbox_threshold);
     c->poll_limit = 32;
     pvas_register_uint("poll_limit",
                        "Maximum number of mailbox entries (incoming fragments and returned "
@@ -164,6 +187,7 @@ static int pvas_modex_send(void)
     modex.mailbox = (uint64_t) (uintptr_t) c->mailbox;
     modex.pid = (int32_t) getpid();
     modex.task_id = c->task_id;
+    modex.fbox_table = (uint64_t) (uintptr_t) c->fbox_table;
     OPAL_MODEX_SEND(rc, OPAL_PMIX_LOCAL, &c->super.btl_version, &modex, sizeof(modex));
     return rc;
 }
@@ -199,6 +223,24 @@ static mca_btl_base_module_t **pvas_component_init(int *num_btls, bool enable_pr
     }
     if (0 == c->poll_limit) {
         c->poll_limit = 1;
+    }
+    if (0 != c->fbox_size && (c->fbox_size < 256 || 0 != (c->fbox_size & (c->fbox_size - 1)))) {
+        opal_output(0,
+                    "btl:pvas: btl_pvas_fbox_size %u is not a power of two >= 256: fast boxes "
+                    "off",
+                    c->fbox_size);
+        c->fbox_size = 0;
+    }
+    if (0 != c->fbox_size && 0 != c->fbox_max && NULL == c->fbox_table) {
+        /* never freed, like the mailbox: peers may hold its address */
+        c->fbox_table = calloc(MCA_BTL_PVAS_FBOX_SLOTS, sizeof(*c->fbox_table));
+        c->fbox_in = calloc(c->fbox_max, sizeof(*c->fbox_in));
+        if (NULL == c->fbox_table || NULL == c->fbox_in) {
+            free((void *) c->fbox_table);
+            free(c->fbox_in);
+            c->fbox_table = NULL;
+            c->fbox_in = NULL;
+        }
     }
 
     if (NULL == c->mailbox) {

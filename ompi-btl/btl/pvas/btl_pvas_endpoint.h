@@ -14,6 +14,14 @@ typedef struct mca_btl_base_endpoint_t {
     struct opal_proc_t *proc;
     pid_t pid;
     int task_id;
+    /* fast box to this peer: the peer's table entry for this rank (NULL: the
+     * peer has no table), the ring once the peer made it, sends counted
+     * until asking for it, and a lock for concurrent sendi */
+    _Atomic(pvas_fbox_t *) *fbox_slot;
+    pvas_fbox_writer_t fbox;
+    uint32_t fbox_sends;
+    bool fbox_requested;
+    int32_t fbox_lock;
     struct mca_btl_base_endpoint_t *next; /* all endpoints, freed at finalize */
 } mca_btl_pvas_endpoint_t;
 

@@ -122,6 +122,9 @@ static bool pvas_peer_reachable(struct opal_proc_t *proc, mca_btl_pvas_endpoint_
         return false;
     }
     ep->mailbox = (pvas_queue_t *) (uintptr_t) modex->mailbox;
+    if (0 != modex->fbox_table && c->task_id >= 0 && c->task_id < MCA_BTL_PVAS_FBOX_SLOTS) {
+        ep->fbox_slot = (_Atomic(pvas_fbox_t *) *) (uintptr_t) modex->fbox_table + c->task_id;
+    }
     ep->pid = (pid_t) modex->pid;
     ep->task_id = modex->task_id;
     ep->proc = proc;

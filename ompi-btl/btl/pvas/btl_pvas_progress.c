@@ -1,18 +1,85 @@
 /* SPDX-License-Identifier: BSD-3-Clause-Open-MPI */
 /*
- * btl/pvas progress: drain this rank's mailbox.  An item is either a peer's
- * fragment (run the active-message callback, then return the fragment to
- * its owner) or one of ours coming back (complete the send).  Never spins:
- * an empty or not-yet-linked mailbox returns at once.
+ * btl/pvas progress: poll the fast boxes, then drain this rank's mailbox.
+ * A fast-box entry is a peer's small message (run the active-message
+ * callback on it in place, then free its space).  A mailbox item is either
+ * a peer's fragment (run the callback, then return the fragment to its
+ * owner) or one of ours coming back (complete the send).  Never spins: an
+ * empty or not-yet-linked mailbox returns at once.
  */
 #include "opal_config.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "opal/runtime/opal_progress.h"
 #include "opal/sys/atomic.h"
+#include "opal/util/output.h"
 
 #include "btl_pvas.h"
 #include "btl_pvas_endpoint.h"
 #include "btl_pvas_frag.h"
+
+/* A peer (task task_id) asks for a fast box: make the ring, publish it in
+ * the table (the peer polls its entry), poll it from now on.  Caller holds
+ * the progress lock. */
+void mca_btl_pvas_fbox_setup(int task_id)
+{
+    mca_btl_pvas_component_t *c = &mca_btl_pvas_component;
+    pvas_fbox_t *box = MCA_BTL_PVAS_FBOX_REFUSED;
+    void *mem = NULL;
+
+    if (NULL == c->fbox_table || task_id < 0 || task_id >= MCA_BTL_PVAS_FBOX_SLOTS ||
+        NULL != atomic_load_explicit(&c->fbox_table[task_id], memory_order_relaxed)) {
+        return; /* none configured, a bad id, or asked twice */
+    }
+    if (c->fbox_in_count < c->fbox_max &&
+        0 == posix_memalign(&mem, PVAS_FBOX_LINE, pvas_fbox_bytes(c->fbox_size))) {
+        /* never freed, like the mailbox: the peer writes into it until it ends */
+        box = (pvas_fbox_t *) mem;
+        pvas_fbox_init(box, c->fbox_size);
+        c->fbox_in[c->fbox_in_count].box = box;
+        c->fbox_in[c->fbox_in_count].read = 0;
+        c->fbox_in_count++;
+        PVAS_VERBOSE(20, "fast box for task %d (%u bytes, %u in use)", task_id, c->fbox_size,
+                     c->fbox_in_count);
+    } else {
+        PVAS_VERBOSE(20, "no fast box for task %d (%u in use, fbox_max %u)", task_id,
+                     c->fbox_in_count, c->fbox_max);
+    }
+    atomic_store_explicit(&c->fbox_table[task_id], box, memory_order_release);
+}
+
+static inline void pvas_dispatch(mca_btl_base_tag_t tag, void *data, size_t len)
+{
+    mca_btl_base_segment_t segment = {.seg_addr.pval = data, .seg_len = len};
+    mca_btl_base_descriptor_t des = {.des_segments = &segment, .des_segment_count = 1};
+    const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
+
+    reg->cbfunc(&mca_btl_pvas.super, tag, &des, reg->cbdata);
+}
+
+/* Run the callbacks of up to poll_limit fast-box entries (progress lock
+ * held). */
+static inline int pvas_poll_fboxes(mca_btl_pvas_component_t *c)
+{
+    int count = 0;
+
+    for (unsigned int i = 0; i < c->fbox_in_count; ++i) {
+        pvas_fbox_reader_t *r = &c->fbox_in[i];
+        unsigned char *data;
+        uint64_t len;
+        uint8_t tag;
+
+        for (unsigned int n = 0;
+             n < c->poll_limit && NULL != (data = pvas_fbox_peek(r, &len, &tag)); ++n) {
+            pvas_dispatch(tag, data, (size_t) len);
+            pvas_fbox_consume(r, len);
+            ++count;
+        }
+    }
+    return count;
+}
 
 static inline void pvas_handle_incoming(mca_btl_pvas_hdr_t *hdr)
 {
@@ -29,8 +96,17 @@ static inline void pvas_handle_incoming(mca_btl_pvas_hdr_t *hdr)
         segments[1].seg_len = hdr->sc_len;
         des.des_segment_count = 2;
     }
-    reg = mca_btl_base_active_message_trigger + hdr->tag;
-    reg->cbfunc(&mca_btl_pvas.super, hdr->tag, &des, reg->cbdata);
+    if (OPAL_UNLIKELY(MCA_BTL_TAG_PVAS == hdr->tag)) {
+        int32_t task_id = -1;
+
+        if (hdr->len >= sizeof(task_id)) {
+            memcpy(&task_id, hdr->frag->data, sizeof(task_id));
+        }
+        mca_btl_pvas_fbox_setup(task_id);
+    } else {
+        reg = mca_btl_base_active_message_trigger + hdr->tag;
+        reg->cbfunc(&mca_btl_pvas.super, hdr->tag, &des, reg->cbdata);
+    }
 
     /* done with the sender's memory: give the fragment back */
     atomic_store_explicit(&hdr->flags, flags | MCA_BTL_PVAS_FLAG_COMPLETE, memory_order_relaxed);
@@ -88,13 +164,15 @@ int mca_btl_pvas_component_progress(void)
     if (OPAL_UNLIKELY(NULL == q)) {
         return 0;
     }
-    if (!pvas_queue_maybe_nonempty(q) && !(lazy && pvas_queue_maybe_nonempty(c->lazy_returns))) {
+    if (0 == c->fbox_in_count && !pvas_queue_maybe_nonempty(q) &&
+        !(lazy && pvas_queue_maybe_nonempty(c->lazy_returns))) {
         return 0;
     }
-    /* one consumer per mailbox */
+    /* one consumer per mailbox and per fast box */
     if (!pvas_progress_trylock(c)) {
         return 0;
     }
+    count = pvas_poll_fboxes(c);
     if (lazy) {
         (void) pvas_drain_lazy_locked(c);
     }

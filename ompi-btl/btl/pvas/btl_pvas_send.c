@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause-Open-MPI */
 /*
  * btl/pvas send path: prepare_src (in place for contiguous data), send,
- * sendi.
+ * sendi (through the peer's fast box when there is one).
  */
 #include "opal_config.h"
 
@@ -132,6 +132,104 @@ int mca_btl_pvas_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     return OPAL_SUCCESS;
 }
 
+/* Copy header + payload (packed if need be) to dst. */
+static inline void pvas_sendi_fill(unsigned char *dst, struct opal_convertor_t *convertor,
+                                   const void *header, size_t header_size, size_t payload_size)
+{
+    memcpy(dst, header, header_size);
+    if (0 == payload_size) {
+        return;
+    }
+    if (!opal_convertor_need_buffers(convertor)) {
+        void *data_ptr = NULL;
+
+        opal_convertor_get_current_pointer(convertor, &data_ptr);
+        memcpy(dst + header_size, data_ptr, payload_size);
+    } else {
+        struct iovec iov = {.iov_base = (IOVBASE_TYPE *) (dst + header_size),
+                            .iov_len = payload_size};
+        uint32_t iov_count = 1;
+        size_t max_data = payload_size;
+
+        (void) opal_convertor_pack(convertor, &iov, &iov_count, &max_data);
+        assert(max_data == payload_size);
+    }
+}
+
+/* Ask the peer for a fast box: a control message (MCA_BTL_TAG_PVAS)
+ * carrying this rank's task id.  Best effort: without a fragment, ask at a
+ * later send. */
+static void pvas_fbox_request(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep)
+{
+    mca_btl_pvas_frag_t *frag = (mca_btl_pvas_frag_t *) mca_btl_pvas_alloc(
+        btl, ep, MCA_BTL_NO_ORDER, sizeof(int32_t), MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    int32_t task_id = mca_btl_pvas_component.task_id;
+
+    if (NULL == frag) {
+        return;
+    }
+    memcpy(frag->data, &task_id, sizeof(task_id));
+    ep->fbox_requested = true;
+    pvas_frag_post(frag, ep, MCA_BTL_TAG_PVAS, mca_btl_pvas_component.lazy_returns);
+}
+
+/* The peer's fast box for this rank, or NULL (none yet, refused, or none
+ * configured).  Asks for one after fbox_threshold sends. */
+static inline pvas_fbox_writer_t *pvas_fbox_of(struct mca_btl_base_module_t *btl,
+                                               struct mca_btl_base_endpoint_t *ep)
+{
+    pvas_fbox_t *box;
+
+    if (OPAL_LIKELY(NULL != ep->fbox.box)) {
+        return ep->fbox.box == MCA_BTL_PVAS_FBOX_REFUSED ? NULL : &ep->fbox;
+    }
+    if (NULL == ep->fbox_slot || 0 == mca_btl_pvas_component.fbox_size) {
+        return NULL;
+    }
+    if (!ep->fbox_requested) {
+        if (++ep->fbox_sends >= mca_btl_pvas_component.fbox_threshold) {
+            pvas_fbox_request(btl, ep);
+        }
+        return NULL;
+    }
+    box = atomic_load_explicit(ep->fbox_slot, memory_order_acquire);
+    if (NULL == box) {
+        return NULL; /* not made yet */
+    }
+    ep->fbox.write = ep->fbox.read_cache = 0;
+    ep->fbox.box = box;
+    return box == MCA_BTL_PVAS_FBOX_REFUSED ? NULL : &ep->fbox;
+}
+
+/* sendi through the fast box; false: use a fragment. */
+static inline bool pvas_fbox_sendi(struct mca_btl_base_module_t *btl,
+                                   struct mca_btl_base_endpoint_t *ep,
+                                   struct opal_convertor_t *convertor, void *header,
+                                   size_t header_size, size_t payload_size, mca_btl_base_tag_t tag)
+{
+    size_t length = header_size + payload_size;
+    pvas_fbox_writer_t *w;
+    unsigned char *dst;
+    bool sent = false;
+
+    if (length > mca_btl_pvas_component.fbox_max_send) {
+        return false;
+    }
+    if (opal_using_threads() && 0 != opal_atomic_swap_32(&ep->fbox_lock, 1)) {
+        return false; /* another thread writes this ring: take the mailbox */
+    }
+    if (NULL != (w = pvas_fbox_of(btl, ep)) && NULL != (dst = pvas_fbox_reserve(w, length))) {
+        pvas_sendi_fill(dst, convertor, header, header_size, payload_size);
+        pvas_fbox_commit(w, length, tag);
+        sent = true;
+    }
+    if (opal_using_threads()) {
+        opal_atomic_wmb();
+        ep->fbox_lock = 0;
+    }
+    return sent;
+}
+
 int mca_btl_pvas_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                        struct opal_convertor_t *convertor, void *header, size_t header_size,
                        size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
@@ -140,6 +238,12 @@ int mca_btl_pvas_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     size_t length = header_size + payload_size;
     mca_btl_pvas_frag_t *frag;
 
+    if (pvas_fbox_sendi(btl, endpoint, convertor, header, header_size, payload_size, tag)) {
+        if (NULL != descriptor) {
+            *descriptor = NULL;
+        }
+        return OPAL_SUCCESS;
+    }
     /* the caller considers the data sent on return: always copy */
     flags = (flags & ~MCA_BTL_DES_SEND_ALWAYS_CALLBACK) | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     frag = (mca_btl_pvas_frag_t *) mca_btl_pvas_alloc(btl, endpoint, order, length, flags);
@@ -153,23 +257,7 @@ int mca_btl_pvas_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
 
-    memcpy(frag->data, header, header_size);
-    if (payload_size) {
-        if (!opal_convertor_need_buffers(convertor)) {
-            void *data_ptr = NULL;
-
-            opal_convertor_get_current_pointer(convertor, &data_ptr);
-            memcpy(frag->data + header_size, data_ptr, payload_size);
-        } else {
-            struct iovec iov = {.iov_base = (IOVBASE_TYPE *) (frag->data + header_size),
-                                .iov_len = payload_size};
-            uint32_t iov_count = 1;
-            size_t max_data = payload_size;
-
-            (void) opal_convertor_pack(convertor, &iov, &iov_count, &max_data);
-            assert(max_data == payload_size);
-        }
-    }
+    pvas_sendi_fill(frag->data, convertor, header, header_size, payload_size);
     frag->segments[0].seg_len = length;
     /* nobody waits for this fragment: it comes back to the lazy queue,
      * drained every few progress calls or when the free list runs dry,
