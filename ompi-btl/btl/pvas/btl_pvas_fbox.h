@@ -92,6 +92,13 @@ static inline _Atomic uint64_t *pvas_fbox_word(pvas_fbox_t *box, uint64_t pos)
     return (_Atomic uint64_t *) (void *) &box->ring[pos & (box->size - 1)];
 }
 
+/* The header word of an entry at write position pos. */
+static inline uint64_t pvas_fbox_header(uint64_t pos, uint64_t size, unsigned int flags,
+                                        uint8_t tag, uint64_t len)
+{
+    return pvas_fbox_marker(pos, size) << 48 | (uint64_t) flags << 40 | (uint64_t) tag << 32 | len;
+}
+
 /* Largest data length one entry can hold in a ring of `size` bytes. */
 static inline uint64_t pvas_fbox_max_data(uint64_t size)
 {
@@ -118,9 +125,9 @@ static inline unsigned char *pvas_fbox_reserve(pvas_fbox_writer_t *w, uint64_t l
         }
     }
     if (skip) {
-        uint64_t word = pvas_fbox_marker(w->write, size) << 48 | (uint64_t) PVAS_FBOX_FLAG_SKIP
-                                                                     << 40;
-        atomic_store_explicit(pvas_fbox_word(box, w->write), word, memory_order_release);
+        atomic_store_explicit(pvas_fbox_word(box, w->write),
+                              pvas_fbox_header(w->write, size, PVAS_FBOX_FLAG_SKIP, 0, 0),
+                              memory_order_release);
         w->write += skip;
     }
     return &box->ring[(w->write & (size - 1)) + 8];
@@ -129,15 +136,14 @@ static inline unsigned char *pvas_fbox_reserve(pvas_fbox_writer_t *w, uint64_t l
 /* Sender: publish the entry reserved last (len as reserved). */
 static inline void pvas_fbox_commit(pvas_fbox_writer_t *w, uint64_t len, uint8_t tag)
 {
-    uint64_t size = w->box->size, word = pvas_fbox_marker(w->write, size) << 48;
-    uint64_t next = w->write + 8 + pvas_fbox_align(len);
+    uint64_t size = w->box->size, next = w->write + 8 + pvas_fbox_align(len);
 
     if (next & (size - 1)) {
         /* the next entry's header word: old data there must not look valid */
         atomic_store_explicit(pvas_fbox_word(w->box, next), 0, memory_order_relaxed);
     }
-    word |= (uint64_t) tag << 32 | len;
-    atomic_store_explicit(pvas_fbox_word(w->box, w->write), word, memory_order_release);
+    atomic_store_explicit(pvas_fbox_word(w->box, w->write),
+                          pvas_fbox_header(w->write, size, 0, tag, len), memory_order_release);
     w->write = next;
 }
 

@@ -50,13 +50,12 @@ void mca_btl_pvas_fbox_setup(int task_id)
     atomic_store_explicit(&c->fbox_table[task_id], box, memory_order_release);
 }
 
-static inline void pvas_dispatch(mca_btl_base_tag_t tag, void *data, size_t len)
+/* Run the active-message callback of tag on des. */
+static inline void pvas_dispatch(mca_btl_base_tag_t tag, mca_btl_base_descriptor_t *des)
 {
-    mca_btl_base_segment_t segment = {.seg_addr.pval = data, .seg_len = len};
-    mca_btl_base_descriptor_t des = {.des_segments = &segment, .des_segment_count = 1};
     const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
 
-    reg->cbfunc(&mca_btl_pvas.super, tag, &des, reg->cbdata);
+    reg->cbfunc(&mca_btl_pvas.super, tag, des, reg->cbdata);
 }
 
 /* Run the callbacks of up to poll_limit fast-box entries (progress lock
@@ -73,7 +72,10 @@ static inline int pvas_poll_fboxes(mca_btl_pvas_component_t *c)
 
         for (unsigned int n = 0;
              n < c->poll_limit && NULL != (data = pvas_fbox_peek(r, &len, &tag)); ++n) {
-            pvas_dispatch(tag, data, (size_t) len);
+            mca_btl_base_segment_t segment = {.seg_addr.pval = data, .seg_len = (size_t) len};
+            mca_btl_base_descriptor_t des = {.des_segments = &segment, .des_segment_count = 1};
+
+            pvas_dispatch(tag, &des);
             pvas_fbox_consume(r, len);
             ++count;
         }
@@ -85,7 +87,6 @@ static inline void pvas_handle_incoming(mca_btl_pvas_hdr_t *hdr)
 {
     mca_btl_base_segment_t segments[2];
     mca_btl_base_descriptor_t des = {.des_segments = segments, .des_segment_count = 1};
-    const mca_btl_active_message_callback_t *reg;
     uint8_t flags = atomic_load_explicit(&hdr->flags, memory_order_relaxed);
     pvas_queue_t *owner = hdr->owner;
 
@@ -104,8 +105,7 @@ static inline void pvas_handle_incoming(mca_btl_pvas_hdr_t *hdr)
         }
         mca_btl_pvas_fbox_setup(task_id);
     } else {
-        reg = mca_btl_base_active_message_trigger + hdr->tag;
-        reg->cbfunc(&mca_btl_pvas.super, hdr->tag, &des, reg->cbdata);
+        pvas_dispatch(hdr->tag, &des);
     }
 
     /* done with the sender's memory: give the fragment back */
