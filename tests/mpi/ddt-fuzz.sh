@@ -6,7 +6,11 @@
 # btl_vader_single_copy_mechanism none, plus one pvas configuration that
 # forces the direct Rendezvous onto small messages in many chunks
 # (pml_ob1_direct_min_size 0, pml_ob1_direct_chunk_size 4096; Open MPI
-# ignores these parameters where they do not exist).  Each configuration
+# ignores these parameters where they do not exist) and one that sends
+# every message of any size direct with no fast boxes and at most 16
+# fragments per list (the RNDV header then goes through btl_sendi's
+# fragments, or through ob1's own RNDV descriptor when they run out).
+# Each configuration
 # runs with the fixed seed 20261122 and with a random seed (printed in the
 # TAP lines).  Every case is random equal-signature datatypes, a log-uniform
 # size from 0 to 4 MiB and a delivery mode; the receiver checks its whole
@@ -26,7 +30,7 @@
 #   PVAS_TEST_FORK_AGENT     as in tests/mpi/run.sh (used when the prefix's
 #                            openmpi-mca-params.conf sets no orte_fork_agent)
 #   PVAS_MPI_TIMEOUT         seconds allowed per mpirun (default 120)
-#   PVAS_DDT_FUZZ_CASES      cases per run (default 400; 8 runs)
+#   PVAS_DDT_FUZZ_CASES      cases per run (default 400; 10 runs)
 #   PVAS_DDT_FUZZ_SEED       the second seed (default: random)
 #   PVAS_DDT_FUZZ_MAX_BYTES  largest message (default 4194304)
 # Logs: $BUILD/test-logs/mpi/ddt-fuzz-*.log.
@@ -71,6 +75,7 @@ CONFIGS=(
 	"vader:vader:"
 	"vader-nocma:vader:--mca btl_vader_single_copy_mechanism none"
 	"pvas-direct-small:pvas:--mca pml_ob1_direct_min_size 0 --mca pml_ob1_direct_chunk_size 4096 --mca pml_ob1_direct_min_bytes_per_element 0 --mca pml_ob1_direct_contig_min_size 0"
+	"pvas-direct-few-frags:pvas:--mca pml_ob1_direct_min_size 0 --mca btl_pvas_fbox_size 0 --mca btl_pvas_free_list_max 16 --mca btl_pvas_free_list_inc 2"
 )
 declare -A built=()
 for c in "${CONFIGS[@]}"; do

@@ -143,15 +143,26 @@ for v in "${variants[@]}"; do
 	rc=$?
 	got=$(grep -E '^p2p np=3 ' "$log" || true)
 	fboxes=ok
+	fbox_note=
 	case $name in tiny*)
 		# rings were made (the verbose line; 6 possible for 3 ranks, a request
 		# that arrives as its receiver finalizes may go unanswered)
 		[ "$(grep -c 'btl:pvas: fast box for task' "$log")" -ge 3 ] || fboxes="fewer than 3 rings made"
+		# and messages went through them, every one received: the ranks'
+		# "fast boxes: S messages sent, R received" lines, summed
+		read -r fb_lines fb_sent fb_recv < <(awk '/btl:pvas: fast boxes: [0-9]+ messages sent/ {
+			for (i = 1; i < NF; i++) { if ($i == "boxes:") s += $(i + 1); if ($(i + 1) == "received") r += $i }
+			n++ } END { printf "%d %d %d\n", n, s, r }' "$log")
+		if [ "$fb_lines" != 3 ] || [ "$fb_sent" -le 0 ] || [ "$fb_sent" != "$fb_recv" ]; then
+			fboxes="$fb_lines count lines, $fb_sent sent, $fb_recv received"
+		else
+			fbox_note="$fb_sent messages through fast boxes, all received"
+		fi
 		;;
 	esac
 	if [ $rc = 0 ] && grep -q '^p2p: PASS' "$log" && [ -n "$p2p_ref" ] && [ "$got" = "$p2p_ref" ] &&
 		[ "$fboxes" = ok ]; then
-		ok "p2p np=3 btl=self,pvas, $name: passes, agrees with vader"
+		ok "p2p np=3 btl=self,pvas, $name: passes, agrees with vader${fbox_note:+; $fbox_note}"
 	else
 		not_ok "p2p np=3 btl=self,pvas, $name (exit $rc; '$got' vs vader '$p2p_ref'; fast boxes: $fboxes)"
 		tail -n 15 "$log" | diag

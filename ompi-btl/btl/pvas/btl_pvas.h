@@ -81,6 +81,7 @@ typedef struct mca_btl_pvas_component_t {
     _Atomic(pvas_fbox_t *) *fbox_table;
     pvas_fbox_reader_t *fbox_in;
     unsigned int fbox_in_count;
+    uint64_t fbox_received; /* fast-box entries handled (progress-lock holder) */
 } mca_btl_pvas_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_pvas_component_t mca_btl_pvas_component;

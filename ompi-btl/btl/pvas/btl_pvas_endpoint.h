@@ -20,6 +20,7 @@ typedef struct mca_btl_base_endpoint_t {
     _Atomic(pvas_fbox_t *) *fbox_slot;
     pvas_fbox_writer_t fbox;
     uint32_t fbox_sends;
+    uint64_t fbox_sent; /* messages written into the peer's fast box */
     bool fbox_requested;
     int32_t fbox_lock;
     struct mca_btl_base_endpoint_t *next; /* all endpoints, freed at finalize */

@@ -4,6 +4,7 @@
  */
 #include "opal_config.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,12 +194,16 @@ static int pvas_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 static int pvas_finalize(struct mca_btl_base_module_t *btl)
 {
     struct mca_btl_base_endpoint_t *ep, *next;
+    uint64_t fbox_sent = 0;
 
     (void) btl;
     for (ep = mca_btl_pvas_component.endpoints; NULL != ep; ep = next) {
         next = ep->next;
+        fbox_sent += ep->fbox_sent;
         free(ep);
     }
+    PVAS_VERBOSE(20, "fast boxes: %" PRIu64 " messages sent, %" PRIu64 " received", fbox_sent,
+                 mca_btl_pvas_component.fbox_received);
     mca_btl_pvas_component.endpoints = NULL;
     /* The fragment lists are destructed at component close.  The mailbox is
      * deliberately never freed: a peer may still be returning one of our

@@ -80,6 +80,7 @@ static inline int pvas_poll_fboxes(mca_btl_pvas_component_t *c)
             ++count;
         }
     }
+    c->fbox_received += (uint64_t) count;
     return count;
 }
 

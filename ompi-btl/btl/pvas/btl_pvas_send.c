@@ -221,6 +221,7 @@ static inline bool pvas_fbox_sendi(struct mca_btl_base_module_t *btl,
     if (NULL != (w = pvas_fbox_of(btl, ep)) && NULL != (dst = pvas_fbox_reserve(w, length))) {
         pvas_sendi_fill(dst, convertor, header, header_size, payload_size);
         pvas_fbox_commit(w, length, tag);
+        ep->fbox_sent++;
         sent = true;
     }
     if (opal_using_threads()) {
