@@ -54,6 +54,10 @@ static inline mca_btl_pvas_frag_t *mca_btl_pvas_frag_get(opal_free_list_t *list,
 {
     mca_btl_pvas_frag_t *frag = (mca_btl_pvas_frag_t *) opal_free_list_get(list);
 
+    if (OPAL_UNLIKELY(NULL == frag) && mca_btl_pvas_drain_lazy_returns() > 0) {
+        /* the list ran dry while sendi fragments waited on the lazy queue */
+        frag = (mca_btl_pvas_frag_t *) opal_free_list_get(list);
+    }
     if (OPAL_LIKELY(NULL != frag)) {
         frag->endpoint = endpoint;
         frag->segments[0].seg_addr.pval = frag->data;

@@ -248,9 +248,6 @@ int mca_btl_pvas_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     /* the caller considers the data sent on return: always copy */
     flags = (flags & ~MCA_BTL_DES_SEND_ALWAYS_CALLBACK) | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     frag = (mca_btl_pvas_frag_t *) mca_btl_pvas_alloc(btl, endpoint, order, length, flags);
-    if (OPAL_UNLIKELY(NULL == frag) && mca_btl_pvas_drain_lazy_returns() > 0) {
-        frag = (mca_btl_pvas_frag_t *) mca_btl_pvas_alloc(btl, endpoint, order, length, flags);
-    }
     if (OPAL_UNLIKELY(NULL == frag)) {
         if (NULL != descriptor) {
             *descriptor = NULL;
