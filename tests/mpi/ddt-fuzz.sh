@@ -11,7 +11,11 @@
 # fragments per list: the RNDV header goes through btl_sendi's fragments,
 # or through ob1's own RNDV descriptor when they run out, and every list
 # runs dry again and again (before btl/pvas drained its lazy returns when a
-# list ran dry, this configuration hung in 8 of 9 seeds).
+# list ran dry, this configuration hung in 8 of 9 seeds); the same once more
+# under MPI_THREAD_MULTIPLE (the fuzzer's --thread-multiple), where btl/pvas
+# takes its progress lock and a fragment allocated from inside its own
+# progress loop (ob1's ACK at a match) must still drain the lazy returns
+# (before it could not: 5 of 6 seeds hung).
 # Each configuration
 # runs with the fixed seed 20261122 and with a random seed (printed in the
 # TAP lines).  Every case is random equal-signature datatypes, a log-uniform
@@ -71,18 +75,20 @@ else
 	echo "# ompi_info does not list pml_ob1_direct_enable (Open MPI without the direct Rendezvous): no direct-path assertions"
 fi
 
-# name:btl:extra mpirun arguments
+# name:btl:extra mpirun arguments[:extra program arguments]
 CONFIGS=(
 	"pvas:pvas:"
 	"vader:vader:"
 	"vader-nocma:vader:--mca btl_vader_single_copy_mechanism none"
 	"pvas-direct-small:pvas:--mca pml_ob1_direct_min_size 0 --mca pml_ob1_direct_chunk_size 4096 --mca pml_ob1_direct_min_bytes_per_element 0 --mca pml_ob1_direct_contig_min_size 0"
 	"pvas-direct-two-frags:pvas:--mca pml_ob1_direct_min_size 0 --mca btl_pvas_fbox_size 0 --mca btl_pvas_free_list_num 1 --mca btl_pvas_free_list_max 2 --mca btl_pvas_free_list_inc 1"
+	"pvas-direct-two-frags-mt:pvas:--mca pml_ob1_direct_min_size 0 --mca btl_pvas_fbox_size 0 --mca btl_pvas_free_list_num 1 --mca btl_pvas_free_list_max 2 --mca btl_pvas_free_list_inc 1:--thread-multiple"
 )
 declare -A built=()
 for c in "${CONFIGS[@]}"; do
 	rest=${c#*:}
-	echo "# configuration ${c%%:*}: --mca btl self,${rest%%:*} ${rest#*:}"
+	rest2=${rest#*:}
+	echo "# configuration ${c%%:*}: --mca btl self,${rest%%:*} ${rest2%%:*}$([[ $rest2 == *:* ]] && echo "; program: ${rest2#*:}")"
 done
 
 for seed in "$FIXED_SEED" "$RSEED"; do
@@ -90,7 +96,10 @@ for seed in "$FIXED_SEED" "$RSEED"; do
 		name=${c%%:*}
 		rest=${c#*:}
 		btl=${rest%%:*}
-		read -r -a extra <<<"${rest#*:}"
+		rest=${rest#*:}
+		read -r -a extra <<<"${rest%%:*}"
+		pargs=()
+		[[ $rest == *:* ]] && read -r -a pargs <<<"${rest#*:}"
 		log=$LOGS/ddt-fuzz-$name-$seed.log
 		args=(--allow-run-as-root --oversubscribe --bind-to none -np 2 --mca btl "self,$btl"
 			"${AGENT_ARGS[@]}" --mca btl_base_warn_component_unused 0
@@ -101,7 +110,7 @@ for seed in "$FIXED_SEED" "$RSEED"; do
 			continue
 		fi
 		start=$(date +%s%N)
-		timeout -k 10 "$TMO" nice "$MPIRUN" "${args[@]}" "$PROG" --seed "$seed" --cases "$CASES" \
+		timeout -k 10 "$TMO" nice "$MPIRUN" "${args[@]}" "$PROG" "${pargs[@]}" --seed "$seed" --cases "$CASES" \
 			--max-bytes "$MAXB" >"$log" 2>&1
 		rc=$?
 		ms=$((($(date +%s%N) - start) / 1000000))
@@ -129,7 +138,7 @@ for seed in "$FIXED_SEED" "$RSEED"; do
 				k=$(sed -nE 's/.* first: --seed [0-9]+ --case ([0-9]+).*/\1/p' <<<"$sum")
 				[ -z "$k" ] && k=$(sed -nE 's/.* --case ([0-9]+) .*/\1/p' "$log" | head -n 1)
 				[ -n "$k" ] && echo "rerun: OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" \
-					"$(shell_words "$MPIRUN" "${args[@]}" "$PROG" --seed "$seed" --case "$k" \
+					"$(shell_words "$MPIRUN" "${args[@]}" "$PROG" "${pargs[@]}" --seed "$seed" --case "$k" \
 						--max-bytes "$MAXB" -v)"
 				echo "--- last lines of $log:"
 				tail -n 8 "$log"

@@ -54,13 +54,14 @@ typedef struct mca_btl_pvas_component_t {
     int free_list_num;
     int free_list_max;
     int free_list_inc;
-    unsigned int max_inline_send; /* payload capacity of the small fragments */
-    unsigned int poll_limit;      /* fragments handled per progress call */
-    bool inplace;                 /* send contiguous data in place */
-    unsigned int fbox_size;       /* bytes of one fast box (power of 2); 0: none */
-    unsigned int fbox_max_send;   /* largest message (PML header included) sent through it */
-    unsigned int fbox_max;        /* fast boxes this rank polls at most */
-    unsigned int fbox_threshold;  /* sends to a peer before asking it for one */
+    unsigned int max_inline_send;  /* payload capacity of the small fragments */
+    unsigned int poll_limit;       /* fragments handled per progress call */
+    bool inplace;                  /* send contiguous data in place */
+    unsigned int inplace_min_send; /* larger contiguous messages go in place */
+    unsigned int fbox_size;        /* bytes of one fast box (power of 2); 0: none */
+    unsigned int fbox_max_send;    /* largest message (PML header included) sent through it */
+    unsigned int fbox_max;         /* fast boxes this rank polls at most */
+    unsigned int fbox_threshold;   /* sends to a peer before asking it for one */
 
     /* state */
     bool enabled; /* pvas_self() succeeded at init */
@@ -75,6 +76,7 @@ typedef struct mca_btl_pvas_component_t {
     bool lists_ready;
     struct mca_btl_base_endpoint_t *endpoints; /* list of every endpoint made */
     int32_t progress_lock;
+    int32_t lazy_lock; /* consumer of lazy_returns (btl_pvas_progress.c) */
     /* fast boxes this rank receives from: [sender's task id] -> ring (in
      * this rank's memory, never freed, like the mailbox), and the list it
      * polls (touched by the progress-lock holder only) */

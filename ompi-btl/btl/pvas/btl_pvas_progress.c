@@ -127,32 +127,48 @@ static inline void pvas_progress_unlock(mca_btl_pvas_component_t *c)
     }
 }
 
-/* Recycle the sendi fragments the receivers gave back (caller holds the
- * progress lock: one consumer per queue). */
-static inline int pvas_drain_lazy_locked(mca_btl_pvas_component_t *c)
+/* Recycle the sendi fragments the receivers gave back.  The lazy queue has
+ * its own consumer lock, held only here: popping the queue and returning
+ * fragments to their free lists runs no callback (sendi fragments have
+ * none) and takes no other lock, so a thread may wait for it.  The progress
+ * loop only tries (wait false); an allocation that found its list empty
+ * waits (wait true), so that it gets the fragments back even when another
+ * thread, or its own progress loop further up the stack (ob1 sending an
+ * ACK from a match callback), is in the progress loop: ob1 retries an ACK
+ * or FIN that found no fragment only from completion callbacks, and these
+ * fragments make none. */
+static int pvas_drain_lazy(mca_btl_pvas_component_t *c, bool wait)
 {
     int count = 0;
     pvas_qitem_t *item;
 
+    if (NULL == c->lazy_returns || !pvas_queue_maybe_nonempty(c->lazy_returns)) {
+        return 0;
+    }
+    if (opal_using_threads()) {
+        while (0 != opal_atomic_swap_32(&c->lazy_lock, 1)) {
+            if (!wait) {
+                return 0;
+            }
+            while (0 != *(volatile int32_t *) &c->lazy_lock) {
+                /* spin: the holder only pops the queue */
+            }
+        }
+    }
     while (NULL != (item = pvas_queue_pop(c->lazy_returns))) {
         mca_btl_pvas_frag_complete(((mca_btl_pvas_hdr_t *) item)->frag);
         ++count;
+    }
+    if (opal_using_threads()) {
+        opal_atomic_wmb();
+        c->lazy_lock = 0;
     }
     return count;
 }
 
 int mca_btl_pvas_drain_lazy_returns(void)
 {
-    mca_btl_pvas_component_t *c = &mca_btl_pvas_component;
-    int count;
-
-    if (NULL == c->lazy_returns || !pvas_queue_maybe_nonempty(c->lazy_returns) ||
-        !pvas_progress_trylock(c)) {
-        return 0;
-    }
-    count = pvas_drain_lazy_locked(c);
-    pvas_progress_unlock(c);
-    return count;
+    return pvas_drain_lazy(&mca_btl_pvas_component, true);
 }
 
 int mca_btl_pvas_component_progress(void)
@@ -175,7 +191,7 @@ int mca_btl_pvas_component_progress(void)
     }
     count = pvas_poll_fboxes(c);
     if (lazy) {
-        (void) pvas_drain_lazy_locked(c);
+        (void) pvas_drain_lazy(c, false);
     }
     for (unsigned int n = 0; n < c->poll_limit; ++n) {
         pvas_qitem_t *item = pvas_queue_pop(q);

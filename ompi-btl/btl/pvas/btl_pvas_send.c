@@ -62,7 +62,7 @@ struct mca_btl_base_descriptor_t *mca_btl_pvas_prepare_src(struct mca_btl_base_m
         void *data_ptr = NULL;
 
         opal_convertor_get_current_pointer(convertor, &data_ptr);
-        if (total <= c->max_inline_send || 0 == *size ||
+        if (total <= c->inplace_min_send || 0 == *size ||
             (!c->inplace && total <= btl->btl_max_send_size)) {
             /* small: one contiguous copy is cheaper than a second segment
              * (or in-place sends are disabled) */

@@ -30,7 +30,10 @@
  * cases; more ranks are allowed and stay idle.
  *
  * Usage: ddt_sendrecv_fuzz [--seed S|random] [--cases N] [--case K]
- *                          [--max-bytes B] [--timeout SECONDS] [-v] [--help]
+ *                          [--max-bytes B] [--timeout SECONDS] [--thread-multiple]
+ *                          [-v] [--help]
+ * --thread-multiple initialises with MPI_THREAD_MULTIPLE (one thread still
+ * makes all the calls, but Open MPI and the BTLs take their locks).
  * On a mismatch the receiver prints the seed, case, mode, both type
  * descriptions, the first differing byte and the command that reruns just
  * that case (--seed S --case K with the same --max-bytes); the program
@@ -535,7 +538,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: %s [--seed S|random] [--cases N] [--case K] [--max-bytes B] [--timeout SEC] "
-	    "[-v]\n"
+	    "[--thread-multiple] [-v]\n"
 	    "  MPI derived-datatype send/receive fuzzer (ranks 0 and 1; more ranks stay idle).\n"
 	    "  --seed S       seed (default %llu; 'random': chosen by rank 0 and printed)\n"
 	    "  --cases N      run cases 0..N-1 (default 500)\n"
@@ -543,6 +546,8 @@ static void usage(FILE *f)
 	    "  --max-bytes B  largest message, bytes (default 4194304; sizes are log-uniform in "
 	    "[0,B])\n"
 	    "  --timeout SEC  a case taking longer ends the run, naming the case (default 60)\n"
+	    "  --thread-multiple  MPI_Init_thread with MPI_THREAD_MULTIPLE (locks taken; "
+	    "error if not provided)\n"
 	    "  -v             describe every case (rank 0)\n",
 	    prog, FIXED_SEED);
 }
@@ -550,7 +555,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	long ncases = 500, only_case = -1;
-	int random_seed = 0, size;
+	int random_seed = 0, size, thread_multiple = 0;
 
 	prog = argv[0];
 	for (int i = 1; i < argc; i++) {
@@ -568,6 +573,8 @@ int main(int argc, char **argv)
 			max_bytes = (size_t)strtoull(argv[++i], NULL, 0);
 		} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
 			timeout_s = (int)strtol(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--thread-multiple")) {
+			thread_multiple = 1;
 		} else if (!strcmp(argv[i], "-v")) {
 			verbose = 1;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -582,7 +589,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: --max-bytes at most 256 MiB\n", prog);
 		return 2;
 	}
-	MPI_Init(&argc, &argv);
+	if (thread_multiple) {
+		int provided = MPI_THREAD_SINGLE;
+
+		MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+		if (provided != MPI_THREAD_MULTIPLE) {
+			fprintf(stderr, "%s: MPI_Init_thread: MPI_THREAD_MULTIPLE not provided (%d)\n",
+				prog, provided);
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+	} else {
+		MPI_Init(&argc, &argv);
+	}
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (size < 2) {
