@@ -127,7 +127,7 @@ done
 # --- btl/pvas parameter variants (p2p, 3 ranks; same result as vader) ---------
 p2p_ref=$(grep -E '^p2p np=3 ' "$LOGS/p2p-np3-vader.log" 2>/dev/null || true)
 variants=(
-	"small limits:--mca btl_pvas_max_inline_send 64 --mca btl_pvas_eager_limit 4096 --mca btl_pvas_max_send_size 8192 --mca btl_pvas_free_list_max 16 --mca btl_pvas_free_list_inc 2 --mca btl_pvas_poll_limit 1"
+	"small limits:--mca btl_pvas_max_inline_send 64 --mca btl_pvas_inplace_min_send 1000000 --mca btl_pvas_eager_limit 4096 --mca btl_pvas_max_send_size 8192 --mca btl_pvas_free_list_max 16 --mca btl_pvas_free_list_inc 2 --mca btl_pvas_poll_limit 1"
 	"no put/get (send pipeline):--mca btl_pvas_flags send,inplace,shared-addr-space"
 	"btl_pvas_inplace 0 (copied eager sends):--mca btl_pvas_inplace 0"
 	"no fast boxes:--mca btl_pvas_fbox_size 0"

@@ -227,6 +227,10 @@ static mca_btl_base_module_t **pvas_component_init(int *num_btls, bool enable_pr
     if (mca_btl_pvas.super.btl_max_send_size < mca_btl_pvas.super.btl_eager_limit) {
         mca_btl_pvas.super.btl_max_send_size = mca_btl_pvas.super.btl_eager_limit;
     }
+    if (c->inplace_min_send > mca_btl_pvas.super.btl_max_send_size) {
+        /* a copied message must fit in one fragment */
+        c->inplace_min_send = (unsigned int) mca_btl_pvas.super.btl_max_send_size;
+    }
     if (0 == c->poll_limit) {
         c->poll_limit = 1;
     }
