@@ -594,7 +594,8 @@ int main(int argc, char **argv)
 
 		MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 		if (provided != MPI_THREAD_MULTIPLE) {
-			fprintf(stderr, "%s: MPI_Init_thread: MPI_THREAD_MULTIPLE not provided (%d)\n",
+			fprintf(stderr,
+				"%s: MPI_Init_thread: MPI_THREAD_MULTIPLE not provided (%d)\n",
 				prog, provided);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
