@@ -1,7 +1,8 @@
 """bench/benchlib.py: helpers shared by the benchmark harnesses (bench/compare,
 bench/tune-direct): which MPI the binaries were built for (mpi.env), mpirun
 command lines, probing a configuration, running one benchmark and reading
-its CSV rows, memcpy bandwidth, small formatting helpers.
+its CSV rows, memcpy bandwidth, small formatting helpers, and issue #5's
+ratios against vader (also used by bench/summarize-runs).
 
 A configuration is a list of mpirun arguments, e.g.
 ["--mca", "btl", "self,pvas"].  Messages go to stdout prefixed with the
@@ -12,6 +13,7 @@ import io
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 import threading
@@ -208,3 +210,39 @@ def pattern_rows(table, name):
     if not rows:
         die("--patterns: unknown pattern '%s' (see build/bench/ddt --list)" % name, 2)
     return rows
+
+
+# --- ratios against vader (issue #5) ----------------------------------------
+# d is one case's round medians: {configuration: {round: median us}}.
+VADER = ("vader-cma", "vader-none")
+
+
+def med(d, c):
+    """Median over rounds of configuration c's round medians."""
+    return statistics.median(d[c].values())
+
+
+def round_ratios(d, c):
+    """c's round medians divided by the faster vader configuration's of the
+    same round (rounds where both were measured)."""
+    out = []
+    for r, v in d[c].items():
+        vad = [d[x][r] for x in VADER if x in d and r in d[x]]
+        if vad and min(vad) > 0:
+            out.append(v / min(vad))
+    return out
+
+
+def ratio(d, c):
+    """(median, min, max) of c's per-round ratios, or None."""
+    rr = round_ratios(d, c)
+    return (statistics.median(rr), min(rr), max(rr)) if rr else None
+
+
+def ratio_of_medians(d, c):
+    """c's median over the median of the vader configuration with the lower
+    median for this case (issue #5's definition), or None."""
+    vad = [med(d, x) for x in VADER if x in d and d[x]]
+    if not vad or min(vad) <= 0 or not d.get(c):
+        return None
+    return med(d, c) / min(vad)

@@ -10,7 +10,9 @@
 #   - negative tests: --inject-error must make each checker fail;
 #   - bench/summarize-runs counts the same patterns against issue #5's
 #     targets as bench/compare wrote in each committed report that has its
-#     rounds.json (two implementations of the same definitions).
+#     rounds.json (both take the ratio definitions from bench/benchlib.py;
+#     this checks summarize-runs' reading of rounds.json, its per-pattern
+#     largest and worst sizes and its counting against compare's).
 set -uo pipefail
 
 bin=build/bench
