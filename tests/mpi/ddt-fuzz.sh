@@ -75,31 +75,39 @@ else
 	echo "# ompi_info does not list pml_ob1_direct_enable (Open MPI without the direct Rendezvous): no direct-path assertions"
 fi
 
+# every message direct, no fast boxes, at most 2 fragments per list
+TWO_FRAGS="--mca pml_ob1_direct_min_size 0 --mca btl_pvas_fbox_size 0 --mca btl_pvas_free_list_num 1 --mca btl_pvas_free_list_max 2 --mca btl_pvas_free_list_inc 1"
 # name:btl:extra mpirun arguments[:extra program arguments]
 CONFIGS=(
 	"pvas:pvas:"
 	"vader:vader:"
 	"vader-nocma:vader:--mca btl_vader_single_copy_mechanism none"
 	"pvas-direct-small:pvas:--mca pml_ob1_direct_min_size 0 --mca pml_ob1_direct_chunk_size 4096 --mca pml_ob1_direct_min_bytes_per_element 0 --mca pml_ob1_direct_contig_min_size 0"
-	"pvas-direct-two-frags:pvas:--mca pml_ob1_direct_min_size 0 --mca btl_pvas_fbox_size 0 --mca btl_pvas_free_list_num 1 --mca btl_pvas_free_list_max 2 --mca btl_pvas_free_list_inc 1"
-	"pvas-direct-two-frags-mt:pvas:--mca pml_ob1_direct_min_size 0 --mca btl_pvas_fbox_size 0 --mca btl_pvas_free_list_num 1 --mca btl_pvas_free_list_max 2 --mca btl_pvas_free_list_inc 1:--thread-multiple"
+	"pvas-direct-two-frags:pvas:$TWO_FRAGS"
+	"pvas-direct-two-frags-mt:pvas:$TWO_FRAGS:--thread-multiple"
 )
+
+# split_config C: set name, btl, extra (mpirun arguments) and pargs
+# (program arguments) from configuration C
+split_config() {
+	local rest=${1#*:}
+	name=${1%%:*}
+	btl=${rest%%:*}
+	rest=${rest#*:}
+	read -r -a extra <<<"${rest%%:*}"
+	pargs=()
+	if [[ $rest == *:* ]]; then read -r -a pargs <<<"${rest#*:}"; fi
+}
+
 declare -A built=()
 for c in "${CONFIGS[@]}"; do
-	rest=${c#*:}
-	rest2=${rest#*:}
-	echo "# configuration ${c%%:*}: --mca btl self,${rest%%:*} ${rest2%%:*}$([[ $rest2 == *:* ]] && echo "; program: ${rest2#*:}")"
+	split_config "$c"
+	echo "# configuration $name: --mca btl self,$btl ${extra[*]}${pargs[*]:+; program: ${pargs[*]}}"
 done
 
 for seed in "$FIXED_SEED" "$RSEED"; do
 	for c in "${CONFIGS[@]}"; do
-		name=${c%%:*}
-		rest=${c#*:}
-		btl=${rest%%:*}
-		rest=${rest#*:}
-		read -r -a extra <<<"${rest%%:*}"
-		pargs=()
-		[[ $rest == *:* ]] && read -r -a pargs <<<"${rest#*:}"
+		split_config "$c"
 		log=$LOGS/ddt-fuzz-$name-$seed.log
 		args=(--allow-run-as-root --oversubscribe --bind-to none -np 2 --mca btl "self,$btl"
 			"${AGENT_ARGS[@]}" --mca btl_base_warn_component_unused 0
