@@ -1,5 +1,5 @@
 # tests/ddt-copy: the direct two-layout datatype copy engine of
-# ompi-btl/patches/0002-opal-datatype-direct-copy.patch (docs/ddt-direct-copy.md).
+# ompi-btl/opal/datatype/opal_datatype_direct.c (docs/ddt-direct-copy.md).
 #
 #   $(BUILD)/tests/ddt-copy/ddt_fuzz        datatype fuzzer, TAP; the test suite
 #                                           is tests/ddt-copy/ddt-fuzz.sh

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tests/ddt-copy/ddt_fuzz: datatype fuzzer of the direct two-layout copy
- * engine (opal_datatype_copy_direct, ompi-btl/patches/0002).
+ * engine (opal_datatype_copy_direct, ompi-btl/opal/datatype/).
  *
  * Each case builds a random pair of nested datatypes (send, receive) with
  * equal type signatures, from every MPI constructor (contiguous, vector,

@@ -70,7 +70,7 @@ mpi_setup() {
 	return 0
 }
 
-# Does this Open MPI have the direct Rendezvous (ob1 patch 0004)?
+# Does this Open MPI have the direct Rendezvous (ompi-btl/ompi/mca/pml/ob1)?
 have_direct() {
 	"$OMPI_INFO" --param pml ob1 --level 9 2>/dev/null | grep -q pml_ob1_direct_enable
 }

@@ -37,7 +37,7 @@ SO=$DEST/mca_btl_pvas.so
 [ -f "$INC/opal_config.h" ] || die "$INC/opal_config.h missing (Open MPI not built --with-devel-headers?)"
 [ -f "$INC/opal/mca/btl/btl.h" ] || die "$INC/opal/mca/btl/btl.h missing"
 grep -q MCA_BTL_FLAGS_SHARED_ADDR_SPACE "$INC/opal/mca/btl/btl.h" ||
-	die "btl.h lacks MCA_BTL_FLAGS_SHARED_ADDR_SPACE (patch 0001 not applied?)"
+	die "btl.h lacks MCA_BTL_FLAGS_SHARED_ADDR_SPACE (hook 0001 not applied?)"
 
 if [ ! -f "$LIBPVAS_A" ]; then
 	make -C "$ROOT" --no-print-directory "BUILD=$BUILD" "$LIBPVAS_A" >&2 ||

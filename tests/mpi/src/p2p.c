@@ -255,8 +255,8 @@ int main(int argc, char **argv)
 	cancel_recv();
 	/* Truncation of a copied eager message (100 B into 10 B) and of a
 	 * two-segment, in-place eager one (3000 B into 1000 B: fixed in ob1 by
-	 * ompi-btl/patches/0003; before, a receive already posted when such a
-	 * message arrived missed MPI_ERR_TRUNCATE).  Open MPI 4.1.4's ob1 still
+	 * hook 0003 in ompi-btl/patches; before, a receive already posted when
+	 * such a message arrived missed MPI_ERR_TRUNCATE).  Open MPI 4.1.4's ob1 still
 	 * crashes on a truncated rendezvous receive (check_cantmatch_for_match),
 	 * under btl/vader too: --ob1-truncation-bugs adds 40000 B into 1000 B. */
 	truncation(100, 10);

@@ -1,0 +1,746 @@
+/* -*- Mode: C; c-basic-offset:4 ; indent-tabs-mode:nil -*- */
+/*
+ * Copyright (c) 2026      PVAS.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * Direct Rendezvous (see pml_ob1_direct.h for the protocol).
+ *
+ * Lifetimes:
+ *  - the descriptor is the sender's; it is freed when both the sender's
+ *    poll entry and the receiver (descriptor->recv_done, or its normal ACK
+ *    when it declines) have let go of it (refs);
+ *  - the send layout is released when the sender completes (every byte is
+ *    copied, so no chunk can be claimed any more) or when the receiver
+ *    declines; the receive layout when the receiver completes;
+ *  - the sender completes when its poll sees descriptor->copied reach the
+ *    length (send_state CAS against a decline); the receiver completes when
+ *    it sees the same, right after setting recv_done.  No FIN message.
+ * Neither side ever calls a function pointer of the other's memory: the
+ * peer's layout is plain data (opal_datatype_direct.h).
+ */
+
+#include "ompi_config.h"
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+#include "ompi/attribute/attribute.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/rte/rte.h"
+
+#include "pml_ob1.h"
+#include "pml_ob1_direct.h"
+#include "pml_ob1_recvreq.h"
+#include "pml_ob1_sendreq.h"
+
+static void direct_desc_construct(mca_pml_ob1_direct_desc_t *desc)
+{
+    desc->send_layout = NULL;
+    desc->recv_layout = NULL;
+}
+
+OBJ_CLASS_INSTANCE(mca_pml_ob1_direct_desc_t, opal_free_list_item_t, direct_desc_construct, NULL);
+
+/* ---- MCA parameters ------------------------------------------------------ */
+
+mca_pml_ob1_direct_params_t mca_pml_ob1_direct_params = {
+    .enable = true,
+    .min_size = 1024,
+    .contig_min_size = 262144,
+    .min_bytes_per_element = 0,
+    .chunk_size = 65536,
+    .chunks = 16,
+    .stats = false,
+};
+
+static void direct_register_size(const mca_base_component_t *comp, const char *name,
+                                 const char *help, int level, size_t *storage)
+{
+    (void) mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0,
+                                           level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static void direct_register_bool(const mca_base_component_t *comp, const char *name,
+                                 const char *help, int level, bool *storage)
+{
+    (void) mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0,
+                                           level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+void mca_pml_ob1_direct_register(const mca_base_component_t *comp)
+{
+    mca_pml_ob1_direct_params_t *p = &mca_pml_ob1_direct_params;
+
+    direct_register_bool(comp, "direct_enable",
+                         "Copy messages to peers in this address space (BTL flag "
+                         "shared-addr-space) layout to layout, sender and receiver in parallel",
+                         OPAL_INFO_LVL_4, &p->enable);
+    direct_register_size(comp, "direct_min_size",
+                         "Smallest non-contiguous message (packed bytes) that may go direct",
+                         OPAL_INFO_LVL_4, &p->min_size);
+    direct_register_size(comp, "direct_contig_min_size",
+                         "Smallest message with a contiguous send buffer that may go direct",
+                         OPAL_INFO_LVL_4, &p->contig_min_size);
+    direct_register_size(comp, "direct_min_bytes_per_element",
+                         "Go direct only for datatypes with at least this many bytes per "
+                         "description element (0: every datatype the engine compiles)",
+                         OPAL_INFO_LVL_5, &p->min_bytes_per_element);
+    direct_register_size(comp, "direct_chunk_size",
+                         "Largest chunk (bytes) that sender and receiver claim from the "
+                         "message's two ends",
+                         OPAL_INFO_LVL_4, &p->chunk_size);
+    direct_register_size(comp, "direct_chunks",
+                         "Chunks a message is cut into when that gives chunks of 4 KiB up to "
+                         "pml_ob1_direct_chunk_size",
+                         OPAL_INFO_LVL_5, &p->chunks);
+    direct_register_bool(comp, "direct_stats",
+                         "Print one line of direct-rendezvous statistics per process at "
+                         "MPI_Finalize",
+                         OPAL_INFO_LVL_5, &p->stats);
+}
+
+/* ---- state of this process -------------------------------------------- */
+
+enum direct_kind { DIRECT_SEND, DIRECT_RECV };
+
+/* A layout cached on a datatype (attribute of an internal keyval): compiled
+ * once, used by every message of that datatype and count until the datatype
+ * is destroyed (the attribute's delete callback releases it; requests hold a
+ * reference on their datatype, so no transfer can still be using it). */
+struct direct_cached {
+    struct direct_cached *prev, *next; /* every live entry, for finalize */
+    ompi_datatype_t *dt;
+    size_t count;
+    opal_datatype_direct_layout_t *layout;
+};
+
+struct direct_entry {
+    enum direct_kind kind;
+    void *ptr; /* mca_pml_ob1_direct_desc_t (send) or recv request (recv) */
+};
+
+static struct {
+    bool initialized;
+    opal_free_list_t descs;
+    opal_mutex_t lock;          /* entries, n, cap */
+    struct direct_entry *entries;
+    size_t n, cap;
+    volatile int32_t polling;   /* one poller at a time */
+    bool progress_registered;
+    int keyval;                   /* datatype attribute of the layout cache, -1: none */
+    struct direct_cached *cached; /* list of live cache entries */
+    /* statistics (pml_ob1_direct_stats) */
+    uint64_t sent, received, fallback, copied_self, bytes_total;
+} direct;
+
+/* ---- layout cache --------------------------------------------------------- */
+
+static int direct_attr_copy(MPI_Datatype oldtype, int keyval, void *extra, void *in, void *out,
+                            int *flag, MPI_Datatype newtype)
+{
+    (void) oldtype, (void) keyval, (void) extra, (void) in, (void) out, (void) newtype;
+    *flag = 0; /* MPI_Type_dup: the new datatype compiles its own */
+    return MPI_SUCCESS;
+}
+
+static int direct_attr_delete(MPI_Datatype dt, int keyval, void *value, void *extra)
+{
+    struct direct_cached *c = (struct direct_cached *) value;
+
+    (void) dt, (void) keyval, (void) extra;
+    OPAL_THREAD_LOCK(&direct.lock);
+    if (c->prev) {
+        c->prev->next = c->next;
+    } else {
+        direct.cached = c->next;
+    }
+    if (c->next) {
+        c->next->prev = c->prev;
+    }
+    OPAL_THREAD_UNLOCK(&direct.lock);
+    opal_datatype_direct_layout_release(c->layout);
+    free(c);
+    return MPI_SUCCESS;
+}
+
+static void direct_cache_init(void)
+{
+    ompi_attribute_fn_ptr_union_t copy_fn, del_fn;
+
+    copy_fn.attr_datatype_copy_fn = direct_attr_copy;
+    del_fn.attr_datatype_delete_fn = direct_attr_delete;
+    direct.cached = NULL;
+    if (OMPI_SUCCESS != ompi_attr_create_keyval(TYPE_ATTR, copy_fn, del_fn, &direct.keyval, NULL,
+                                                OMPI_KEYVAL_PREDEFINED, NULL)) {
+        direct.keyval = -1; /* no cache: every message compiles its layouts */
+    }
+}
+
+/* Drop the attribute from every datatype still alive, while this
+ * component's delete callback is still loaded, then the keyval. */
+static void direct_cache_fini(void)
+{
+    if (direct.keyval < 0) {
+        return;
+    }
+    while (NULL != direct.cached) {
+        struct direct_cached *c = direct.cached;
+        if (OMPI_SUCCESS != ompi_attr_delete(TYPE_ATTR, c->dt, c->dt->d_keyhash, direct.keyval,
+                                             true) &&
+            c == direct.cached) {
+            (void) direct_attr_delete(c->dt, direct.keyval, c, NULL);
+        }
+    }
+    (void) ompi_attr_free_keyval(TYPE_ATTR, &direct.keyval, true);
+    direct.keyval = -1;
+}
+
+/* Worth the direct path?  pml_ob1_direct_min_bytes_per_element (default 0:
+ * always) can keep datatypes of many tiny elements on the pack/unpack path.
+ * Index lists of tiny blocks (SPECFEM3D, LAMMPS) used to need that (2.3-2.9x
+ * slower direct); since the engine compiles them into index leaves they are
+ * 3-16x faster direct than pack/unpack over vader (PVAS
+ * docs/ddt-direct-rendezvous.md). */
+static bool direct_datatype_light(const opal_datatype_t *dt)
+{
+    size_t elements = dt->opt_desc.used ? dt->opt_desc.used : dt->desc.used;
+    if (dt->flags & OPAL_DATATYPE_FLAG_NO_GAPS) {
+        return true; /* one block, whatever the count */
+    }
+    return dt->size >= mca_pml_ob1_direct_params.min_bytes_per_element * (elements ? elements : 1);
+}
+
+static struct direct_cached *direct_cache_put(ompi_datatype_t *dt, size_t count,
+                                              opal_datatype_direct_layout_t *layout)
+{
+    struct direct_cached *c = malloc(sizeof(*c));
+
+    if (NULL == c) {
+        return NULL;
+    }
+    c->dt = dt;
+    c->count = count;
+    c->layout = layout;
+    c->prev = NULL;
+    OPAL_THREAD_LOCK(&direct.lock);
+    c->next = direct.cached;
+    if (c->next) {
+        c->next->prev = c;
+    }
+    direct.cached = c;
+    OPAL_THREAD_UNLOCK(&direct.lock);
+    if (OMPI_SUCCESS != ompi_attr_set_c(TYPE_ATTR, dt, &dt->d_keyhash, direct.keyval, c, true)) {
+        c->layout = NULL; /* the caller keeps the layout */
+        (void) direct_attr_delete(dt, direct.keyval, c, NULL);
+        return NULL;
+    }
+    return c;
+}
+
+/* The layout of count x dt for one message.  *release is what the caller
+ * must release when the transfer is over: NULL when the layout is borrowed
+ * from the datatype's cache.  NULL: take the normal path (a datatype of
+ * tiny blocks, or one the engine does not support). */
+static opal_datatype_direct_layout_t *direct_layout_get(ompi_datatype_t *dt, size_t count,
+                                                        opal_datatype_direct_layout_t **release)
+{
+    const opal_datatype_t *odt = &dt->super;
+    bool cacheable = direct.keyval >= 0 && !(odt->flags & OPAL_DATATYPE_FLAG_PREDEFINED);
+    struct direct_cached *c = NULL;
+    opal_datatype_direct_layout_t *layout;
+    int flag = 0;
+
+    *release = NULL;
+    if (!direct_datatype_light(odt)) {
+        return NULL;
+    }
+    if (cacheable && NULL != dt->d_keyhash &&
+        OMPI_SUCCESS == ompi_attr_get_c(dt->d_keyhash, direct.keyval, (void **) &c, &flag) &&
+        flag && c->count == count) {
+        return c->layout;
+    }
+    if (OPAL_SUCCESS != opal_datatype_direct_layout_create(odt, count, &layout)) {
+        return NULL;
+    }
+    if (!cacheable || flag || NULL == direct_cache_put(dt, count, layout)) {
+        *release = layout; /* this message's own */
+    }
+    return layout;
+}
+
+int mca_pml_ob1_direct_init(void)
+{
+    int rc;
+
+    if (direct.initialized) {
+        return OMPI_SUCCESS;
+    }
+    OBJ_CONSTRUCT(&direct.descs, opal_free_list_t);
+    rc = opal_free_list_init(&direct.descs, sizeof(mca_pml_ob1_direct_desc_t),
+                             opal_cache_line_size, OBJ_CLASS(mca_pml_ob1_direct_desc_t), 0,
+                             opal_cache_line_size, 4, -1, 16, NULL, 0, NULL, NULL, NULL);
+    if (OMPI_SUCCESS != rc) {
+        opal_output_verbose(1, mca_pml_ob1_output,
+                            "pml_ob1 direct: opal_free_list_init of descriptors failed (%d): "
+                            "direct rendezvous disabled", rc);
+        OBJ_DESTRUCT(&direct.descs);
+        mca_pml_ob1_direct_params.enable = false;
+        return rc;
+    }
+    OBJ_CONSTRUCT(&direct.lock, opal_mutex_t);
+    direct_cache_init();
+    direct.initialized = true;
+    return OMPI_SUCCESS;
+}
+
+void mca_pml_ob1_direct_fini(void)
+{
+    if (!direct.initialized) {
+        return;
+    }
+    if (mca_pml_ob1_direct_params.stats) {
+        fprintf(stderr,
+                "[pml_ob1 direct] rank %u: sent %" PRIu64 " received %" PRIu64
+                " fallback %" PRIu64 " copied %" PRIu64 " of %" PRIu64 " bytes\n",
+                (unsigned) OMPI_PROC_MY_NAME->vpid, direct.sent, direct.received,
+                direct.fallback, direct.copied_self, direct.bytes_total);
+        fflush(stderr);
+    }
+    direct_cache_fini();
+    if (direct.progress_registered) {
+        opal_progress_unregister(mca_pml_ob1_direct_progress);
+        direct.progress_registered = false;
+    }
+    if (0 != direct.n) {
+        opal_output_verbose(1, mca_pml_ob1_output,
+                            "pml_ob1 direct: %zu transfers still active at finalize", direct.n);
+    }
+    free(direct.entries);
+    direct.entries = NULL;
+    direct.n = direct.cap = 0;
+    OBJ_DESTRUCT(&direct.lock);
+    OBJ_DESTRUCT(&direct.descs);
+    direct.initialized = false;
+}
+
+static int direct_track(enum direct_kind kind, void *ptr)
+{
+    int rc = OMPI_SUCCESS;
+
+    OPAL_THREAD_LOCK(&direct.lock);
+    if (direct.n == direct.cap) {
+        size_t cap = direct.cap ? 2 * direct.cap : 16;
+        struct direct_entry *e = realloc(direct.entries, cap * sizeof(*e));
+        if (NULL == e) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+        } else {
+            direct.entries = e;
+            direct.cap = cap;
+        }
+    }
+    if (OMPI_SUCCESS == rc) {
+        direct.entries[direct.n].kind = kind;
+        direct.entries[direct.n].ptr = ptr;
+        direct.n++;
+        if (!direct.progress_registered) {
+            direct.progress_registered = true;
+            opal_progress_register(mca_pml_ob1_direct_progress);
+        }
+    }
+    OPAL_THREAD_UNLOCK(&direct.lock);
+    return rc;
+}
+
+/* ---- chunks ------------------------------------------------------------ */
+
+/* Claim the next chunk from the front (sender) or the back (receiver);
+ * -1 when none is left. */
+static inline int64_t direct_claim(mca_pml_ob1_direct_desc_t *desc, bool from_back)
+{
+    int64_t old = desc->claims, update, front, back;
+
+    do {
+        front = old & 0xffffffff;
+        back = (int64_t) ((uint64_t) old >> 32);
+        if (front + back >= desc->nchunks) {
+            return -1;
+        }
+        update = from_back ? (int64_t) ((uint64_t) old + ((uint64_t) 1 << 32)) : old + 1;
+    } while (!opal_atomic_compare_exchange_strong_64(&desc->claims, &old, update));
+
+    return from_back ? desc->nchunks - 1 - back : front;
+}
+
+/* Copy chunks until none is left to claim; add this side's bytes to
+ * desc->copied.  The caller has seen recv_ready (read barrier done). */
+static void direct_copy_chunks(mca_pml_ob1_direct_desc_t *desc, bool from_back)
+{
+    uint64_t mine = 0;
+    int64_t chunk;
+
+    while (0 <= (chunk = direct_claim(desc, from_back))) {
+        uint64_t from = (uint64_t) chunk * desc->chunk_size;
+        uint64_t to = from + desc->chunk_size < desc->length ? from + desc->chunk_size
+                                                             : desc->length;
+        int rc = opal_datatype_direct_layout_copy(desc->send_layout, desc->send_buf,
+                                                  desc->recv_layout, desc->recv_buf, from, to);
+        if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
+            /* Both layouts were checked against the length: a bug. */
+            opal_output(0, "pml_ob1 direct: copy of bytes [%" PRIu64 ", %" PRIu64
+                        ") of a %" PRIu64 "-byte message failed (%d)",
+                        from, to, desc->length, rc);
+            ompi_rte_abort(rc, "pml_ob1 direct: copy failed");
+        }
+        mine += to - from;
+    }
+    if (0 != mine) {
+        opal_atomic_add_fetch_64(&desc->copied, (int64_t) mine);
+        direct.copied_self += mine;
+    }
+}
+
+static inline bool direct_all_copied(const mca_pml_ob1_direct_desc_t *desc)
+{
+    bool done = (uint64_t) desc->copied == desc->length;
+    if (done) {
+        opal_atomic_rmb(); /* the data before the counter */
+    }
+    return done;
+}
+
+static void direct_desc_unref(mca_pml_ob1_direct_desc_t *desc)
+{
+    if (0 == OPAL_THREAD_ADD_FETCH32(&desc->refs, -1)) {
+        opal_free_list_return(&direct.descs, &desc->super);
+    }
+}
+
+/* ---- sender ------------------------------------------------------------- */
+
+static bool direct_convertor_ok(const opal_convertor_t *conv)
+{
+    return (conv->flags & CONVERTOR_HOMOGENEOUS) &&
+           !(conv->flags & (CONVERTOR_CUDA | CONVERTOR_WITH_CHECKSUM));
+}
+
+/* Send the RNDV header (flag DIRECT, no data).  Through btl_sendi when the
+ * BTL has it (btl/pvas: its fast box): nothing comes back, so the request
+ * waits only for the copy (req_state 1).  Otherwise ob1's usual RNDV
+ * descriptor, whose completion is the second req_state count. */
+static int direct_send_rndv(mca_pml_ob1_send_request_t *sendreq, mca_bml_base_btl_t *bml_btl)
+{
+    mca_pml_base_send_request_t *base = &sendreq->req_send;
+    mca_btl_base_descriptor_t *des = NULL;
+    mca_pml_ob1_rendezvous_hdr_t hdr;
+    int rc;
+
+    if (NULL != bml_btl->btl->btl_sendi) {
+        mca_pml_ob1_rendezvous_hdr_prepare(&hdr, MCA_PML_OB1_HDR_TYPE_RNDV,
+                                           MCA_PML_OB1_HDR_FLAGS_DIRECT |
+                                               MCA_PML_OB1_HDR_FLAGS_SIGNAL,
+                                           base->req_base.req_comm->c_contextid,
+                                           base->req_base.req_comm->c_my_rank,
+                                           base->req_base.req_tag,
+                                           (uint16_t) base->req_base.req_sequence,
+                                           base->req_bytes_packed, sendreq);
+        ob1_hdr_hton((mca_pml_ob1_hdr_t *) &hdr, MCA_PML_OB1_HDR_TYPE_RNDV,
+                     base->req_base.req_proc);
+        sendreq->req_state = 1; /* the copy: no RNDV descriptor to wait for */
+        rc = mca_bml_base_sendi(bml_btl, &base->req_base.req_convertor, &hdr, sizeof(hdr), 0,
+                                MCA_BTL_NO_ORDER,
+                                MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
+                                MCA_PML_OB1_HDR_TYPE_RNDV, &des);
+        if (OPAL_LIKELY(OMPI_SUCCESS == rc)) {
+            return OMPI_SUCCESS;
+        }
+        if (NULL != des) {
+            mca_bml_base_free(bml_btl, des);
+        }
+    }
+    return mca_pml_ob1_send_request_start_rndv(sendreq, bml_btl, 0, MCA_PML_OB1_HDR_FLAGS_DIRECT);
+}
+
+int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
+                                  mca_bml_base_btl_t *bml_btl)
+{
+    mca_pml_base_send_request_t *base = &sendreq->req_send;
+    opal_datatype_direct_layout_t *layout, *release;
+    mca_pml_ob1_direct_desc_t *desc;
+    uint64_t length = base->req_bytes_packed, chunk;
+    int rc;
+
+    if (!direct.initialized || !direct_convertor_ok(&base->req_base.req_convertor)) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    if (!opal_convertor_need_buffers(&base->req_base.req_convertor) &&
+        length < mca_pml_ob1_direct_params.contig_min_size) {
+        return OMPI_ERR_NOT_SUPPORTED; /* in-place eager or get: one copy already */
+    }
+    layout = direct_layout_get(base->req_base.req_datatype, base->req_base.req_count, &release);
+    if (NULL == layout) {
+        direct.fallback++;
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    if (opal_datatype_direct_layout_size(layout) != length) {
+        opal_datatype_direct_layout_release(release);
+        direct.fallback++;
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    desc = (mca_pml_ob1_direct_desc_t *) opal_free_list_get(&direct.descs);
+    if (NULL == desc) {
+        opal_datatype_direct_layout_release(release);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* about pml_ob1_direct_chunks chunks (both sides busy to the end),
+     * at least 4 KiB, at most pml_ob1_direct_chunk_size */
+    chunk = mca_pml_ob1_direct_params.chunks ? mca_pml_ob1_direct_params.chunks : 1;
+    chunk = (length + chunk - 1) / chunk;
+    chunk = chunk < 4096 ? 4096 : chunk;
+    if (chunk > mca_pml_ob1_direct_params.chunk_size) {
+        chunk = mca_pml_ob1_direct_params.chunk_size < 64 ? 64 : mca_pml_ob1_direct_params.chunk_size;
+    }
+    if ((length + chunk - 1) / chunk >= ((uint64_t) 1 << 31)) {
+        chunk = length / ((uint64_t) 1 << 30) + 1; /* keep the counters 32-bit */
+    }
+    desc->send_layout = layout;
+    desc->send_layout_release = release;
+    desc->send_buf = base->req_base.req_addr;
+    desc->length = length;
+    desc->chunk_size = chunk;
+    desc->nchunks = (int64_t) ((length + chunk - 1) / chunk);
+    desc->recv_layout = NULL;
+    desc->recv_buf = NULL;
+    desc->recv_ready = 0;
+    desc->recv_done = 0;
+    desc->claims = 0;
+    desc->copied = 0;
+    desc->sendreq = sendreq;
+    desc->send_state = MCA_PML_OB1_DIRECT_ACTIVE;
+    desc->refs = 2;
+    opal_atomic_wmb();
+    sendreq->req_direct = desc;
+
+    /* The poll entry first: once the header is out, only this side's poll
+     * completes the send (there is no FIN), so it must exist.  Without one,
+     * nothing was sent: ob1 retries the request from its pending list. */
+    if (OMPI_SUCCESS != direct_track(DIRECT_SEND, desc)) {
+        sendreq->req_direct = NULL;
+        opal_datatype_direct_layout_release(release);
+        opal_free_list_return(&direct.descs, &desc->super);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    rc = direct_send_rndv(sendreq, bml_btl);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        /* The header did not leave: only the poll entry holds the
+         * descriptor, and lets go of it when it sees the state. */
+        sendreq->req_direct = NULL;
+        opal_datatype_direct_layout_release(release);
+        desc->send_layout_release = NULL;
+        desc->refs = 1;
+        opal_atomic_wmb();
+        desc->send_state = MCA_PML_OB1_DIRECT_DECLINED;
+        return rc;
+    }
+    direct.sent++;
+    direct.bytes_total += length;
+    return OMPI_SUCCESS;
+}
+
+/* Complete the sender's side (every byte copied), from its poll.  Releases
+ * the send layout (no chunk can be claimed any more). */
+static void direct_send_complete(mca_pml_ob1_direct_desc_t *desc)
+{
+    int32_t active = MCA_PML_OB1_DIRECT_ACTIVE;
+    mca_pml_ob1_send_request_t *sendreq;
+
+    if (!opal_atomic_compare_exchange_strong_32(&desc->send_state, &active,
+                                                MCA_PML_OB1_DIRECT_DONE)) {
+        return;
+    }
+    sendreq = desc->sendreq;
+    sendreq->req_direct = NULL;
+    opal_datatype_direct_layout_release(desc->send_layout_release);
+    desc->send_layout_release = NULL;
+    OPAL_THREAD_ADD_FETCH_SIZE_T(&sendreq->req_bytes_delivered,
+                                 sendreq->req_send.req_bytes_packed);
+    /* this stands for the ACK of the normal rendezvous (req_state 2: the
+     * RNDV descriptor's completion and the ACK) */
+    OPAL_THREAD_ADD_FETCH32(&sendreq->req_state, -1);
+    send_request_pml_complete_check(sendreq);
+}
+
+/* Poll one send; true when its poll entry can go: the send is complete
+ * (or declined) and the receiver no longer reads the descriptor. */
+static bool direct_send_poll(mca_pml_ob1_direct_desc_t *desc)
+{
+    if (MCA_PML_OB1_DIRECT_ACTIVE == desc->send_state) {
+        if (!desc->recv_ready) {
+            return false;
+        }
+        opal_atomic_rmb(); /* the receiver's layout and buffer before the flag */
+        direct_copy_chunks(desc, false);
+        if (!direct_all_copied(desc)) {
+            return false;
+        }
+        direct_send_complete(desc);
+    }
+    if (MCA_PML_OB1_DIRECT_DONE == desc->send_state) {
+        if (!desc->recv_done) {
+            return false;
+        }
+        direct_desc_unref(desc); /* the receiver's reference */
+    } /* DECLINED: its ACK gave the receiver's reference back (or the
+       * header never left) */
+    direct_desc_unref(desc);     /* the poll entry's */
+    return true;
+}
+
+void mca_pml_ob1_direct_send_declined(mca_pml_ob1_send_request_t *sendreq)
+{
+    mca_pml_ob1_direct_desc_t *desc = sendreq->req_direct;
+    int32_t active = MCA_PML_OB1_DIRECT_ACTIVE;
+
+    if (NULL == desc || !opal_atomic_compare_exchange_strong_32(&desc->send_state, &active,
+                                                                MCA_PML_OB1_DIRECT_DECLINED)) {
+        return;
+    }
+    sendreq->req_direct = NULL;
+    opal_datatype_direct_layout_release(desc->send_layout_release);
+    desc->send_layout_release = NULL;
+    direct.sent--;
+    direct.bytes_total -= desc->length;
+    direct.fallback++;
+    direct_desc_unref(desc); /* the receiver's reference: it sent this ACK */
+}
+
+/* ---- receiver ------------------------------------------------------------ */
+
+/* Complete the receive when every byte is copied; tell the sender, in the
+ * descriptor, that this side is done with it. */
+static bool direct_recv_try_finish(mca_pml_ob1_recv_request_t *recvreq)
+{
+    mca_pml_ob1_direct_desc_t *desc = recvreq->req_direct;
+
+    if (!direct_all_copied(desc)) {
+        return false;
+    }
+    recvreq->req_direct = NULL;
+    opal_atomic_mb(); /* every access to the descriptor before the flag */
+    desc->recv_done = 1;
+    /* the descriptor may be gone from here on */
+    opal_datatype_direct_layout_release(recvreq->req_direct_layout);
+    recvreq->req_direct_layout = NULL;
+    OPAL_THREAD_ADD_FETCH_SIZE_T(&recvreq->req_bytes_received,
+                                 recvreq->req_recv.req_bytes_packed);
+    recv_request_pml_complete_check(recvreq);
+    return true;
+}
+
+int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
+                                  mca_btl_base_module_t *btl,
+                                  mca_pml_ob1_rendezvous_hdr_t *hdr)
+{
+    mca_pml_base_recv_request_t *base = &recvreq->req_recv;
+    /* hdr_src_req is the sender's request, in this address space, of the
+     * same ob1 build (PVAS tasks of one job load the same mca_pml_ob1.so):
+     * its req_direct is the descriptor. */
+    const mca_pml_ob1_send_request_t *sendreq =
+        (const mca_pml_ob1_send_request_t *) hdr->hdr_src_req.pval;
+    mca_pml_ob1_direct_desc_t *desc;
+    opal_datatype_direct_layout_t *layout, *release;
+
+    if (!direct.initialized || !mca_pml_ob1_direct_params.enable ||
+        !(btl->btl_flags & MCA_BTL_FLAGS_SHARED_ADDR_SPACE) ||
+        hdr->hdr_msg_length > recvreq->req_bytes_expected ||
+        !direct_convertor_ok(&base->req_base.req_convertor)) {
+        goto decline;
+    }
+    desc = sendreq->req_direct;
+    if (NULL == desc || desc->length != hdr->hdr_msg_length) {
+        goto decline;
+    }
+    layout = direct_layout_get(base->req_base.req_datatype, base->req_base.req_count, &release);
+    if (NULL == layout) {
+        goto decline;
+    }
+    if (opal_datatype_direct_layout_size(layout) < desc->length) {
+        opal_datatype_direct_layout_release(release);
+        goto decline;
+    }
+
+    base->req_bytes_packed = hdr->hdr_msg_length;
+    recvreq->remote_req_send = hdr->hdr_src_req;
+    recvreq->req_direct = desc;
+    recvreq->req_direct_layout = release; /* NULL: borrowed from the cache */
+    MCA_PML_OB1_RECV_REQUEST_MATCHED(recvreq, &hdr->hdr_match);
+    direct.received++;
+    direct.bytes_total += desc->length;
+
+    /* publish, then copy from the back while the sender copies from the front */
+    desc->recv_layout = layout;
+    desc->recv_buf = base->req_base.req_addr;
+    opal_atomic_wmb();
+    desc->recv_ready = 1;
+    direct_copy_chunks(desc, true);
+
+    if (!direct_recv_try_finish(recvreq) &&
+        OMPI_SUCCESS != direct_track(DIRECT_RECV, recvreq)) {
+        /* cannot poll it later: wait here (the sender copies, or has) */
+        while (!direct_recv_try_finish(recvreq)) {
+            opal_progress();
+        }
+    }
+    return OMPI_SUCCESS;
+
+decline:
+    direct.fallback++;
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+int mca_pml_ob1_direct_progress(void)
+{
+    int32_t idle = 0;
+    int completed = 0;
+    size_t i = 0;
+
+    if (0 == direct.n ||
+        !opal_atomic_compare_exchange_strong_32(&direct.polling, &idle, 1)) {
+        return 0;
+    }
+    for (;;) {
+        struct direct_entry e;
+        bool finished;
+
+        OPAL_THREAD_LOCK(&direct.lock);
+        if (i >= direct.n) {
+            OPAL_THREAD_UNLOCK(&direct.lock);
+            break;
+        }
+        e = direct.entries[i];
+        OPAL_THREAD_UNLOCK(&direct.lock);
+
+        if (DIRECT_SEND == e.kind) {
+            finished = direct_send_poll((mca_pml_ob1_direct_desc_t *) e.ptr);
+        } else {
+            finished = direct_recv_try_finish((mca_pml_ob1_recv_request_t *) e.ptr);
+        }
+        if (finished) {
+            /* only this loop removes entries; others only append */
+            OPAL_THREAD_LOCK(&direct.lock);
+            direct.entries[i] = direct.entries[--direct.n];
+            OPAL_THREAD_UNLOCK(&direct.lock);
+            completed++;
+        } else {
+            i++;
+        }
+    }
+    direct.polling = 0;
+    return completed;
+}

@@ -1,0 +1,147 @@
+/* -*- Mode: C; c-basic-offset:4 ; indent-tabs-mode:nil -*- */
+/*
+ * Copyright (c) 2026      PVAS.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/**
+ * @file
+ *
+ * Direct Rendezvous for BTLs whose peers share this process's virtual
+ * address space (MCA_BTL_FLAGS_SHARED_ADDR_SPACE, e.g. btl/pvas).
+ *
+ * The sender publishes a descriptor (its datatype layout, buffer, message
+ * length, chunk size and two shared counters) and sends a RNDV header with
+ * MCA_PML_OB1_HDR_FLAGS_DIRECT and no data (through btl_sendi when the BTL
+ * has it, so that nothing comes back).  The receiver, on match, adds
+ * its own layout and buffer to the descriptor and starts copying chunks of
+ * the packed byte range straight from the send buffer to the receive buffer
+ * (opal_datatype_direct_layout_copy, no packed intermediate), claiming
+ * chunks from the back; the sender, polling, claims them from the front.
+ * Each side completes when every byte is copied.  The receiver then sets
+ * the descriptor's recv_done, after which it never touches the descriptor
+ * again; the sender's poll sees it and frees the descriptor (no FIN
+ * message).  A receiver that cannot take
+ * this path (truncation, direct path disabled, a datatype the engine does
+ * not support) answers with a normal ACK and the message goes the normal
+ * copy-in/copy-out way.  See docs/ddt-direct-rendezvous.md in PVAS.
+ */
+
+#ifndef MCA_PML_OB1_DIRECT_H
+#define MCA_PML_OB1_DIRECT_H
+
+#include "ompi_config.h"
+
+#include "opal/class/opal_free_list.h"
+#include "opal/datatype/opal_datatype_direct.h"
+#include "ompi/mca/bml/bml.h"
+#include "ompi/mca/pml/pml.h"
+
+#include "pml_ob1_hdr.h"
+
+BEGIN_C_DECLS
+
+struct mca_pml_ob1_send_request_t;
+struct mca_pml_ob1_recv_request_t;
+
+/** Shared state of one direct transfer; lives in the sender's memory. */
+struct mca_pml_ob1_direct_desc_t {
+    opal_free_list_item_t super;
+
+    /* Written by the sender before the RNDV header leaves, then constant. */
+    const opal_datatype_direct_layout_t *send_layout;
+    const void *send_buf;
+    uint64_t length;     /**< packed bytes to copy */
+    uint64_t chunk_size; /**< bytes per claimed chunk */
+    int64_t nchunks;
+
+    /* Written once by the receiver before it sets recv_ready. */
+    const opal_datatype_direct_layout_t *recv_layout;
+    void *recv_buf;
+
+    /* Shared, each on its own cache line. */
+    volatile int32_t recv_ready __opal_attribute_aligned__(64);
+    /** the receiver's last access: it never touches the descriptor again
+     *  (it replaces a FIN message) */
+    volatile int32_t recv_done;
+    /** chunks claimed: low 32 bits from the front (sender), high 32 bits
+     *  from the back (receiver) */
+    volatile int64_t claims __opal_attribute_aligned__(64);
+    /** bytes copied by either side (each adds its share when it runs out
+     *  of chunks) */
+    volatile int64_t copied __opal_attribute_aligned__(64);
+
+    /* Sender-private. */
+    struct mca_pml_ob1_send_request_t *sendreq __opal_attribute_aligned__(64);
+    /** the send layout when this transfer owns it, NULL when it is borrowed
+     *  from the datatype's layout cache */
+    opal_datatype_direct_layout_t *send_layout_release;
+    volatile int32_t send_state; /**< MCA_PML_OB1_DIRECT_{ACTIVE,DONE,DECLINED} */
+    volatile int32_t refs;       /**< sender's poll entry + receiver (until recv_done or its ACK) */
+};
+typedef struct mca_pml_ob1_direct_desc_t mca_pml_ob1_direct_desc_t;
+OBJ_CLASS_DECLARATION(mca_pml_ob1_direct_desc_t);
+
+#define MCA_PML_OB1_DIRECT_ACTIVE 0
+#define MCA_PML_OB1_DIRECT_DONE 1
+#define MCA_PML_OB1_DIRECT_DECLINED 2
+
+/**
+ * Sender: start sendreq on bml_btl with the direct protocol.
+ * @return OMPI_SUCCESS, OMPI_ERR_OUT_OF_RESOURCE (retry later, as for any
+ *         start), or OMPI_ERR_NOT_SUPPORTED: not for this message, take the
+ *         normal path.
+ */
+int mca_pml_ob1_direct_send_start(struct mca_pml_ob1_send_request_t *sendreq,
+                                  mca_bml_base_btl_t *bml_btl);
+
+/**
+ * Receiver: a RNDV header with MCA_PML_OB1_HDR_FLAGS_DIRECT matched recvreq.
+ * @return OMPI_SUCCESS (the request is taken care of), or
+ *         OMPI_ERR_NOT_SUPPORTED: the caller must answer with the normal ACK
+ *         (with no data received) so that the sender falls back.
+ */
+int mca_pml_ob1_direct_recv_start(struct mca_pml_ob1_recv_request_t *recvreq,
+                                  mca_btl_base_module_t *btl,
+                                  mca_pml_ob1_rendezvous_hdr_t *hdr);
+
+/** Sender: a normal ACK answered a direct RNDV: drop the direct state. */
+void mca_pml_ob1_direct_send_declined(struct mca_pml_ob1_send_request_t *sendreq);
+
+/** Polls the direct transfers of this process (an opal progress callback). */
+int mca_pml_ob1_direct_progress(void);
+
+/** The MCA parameters pml_ob1_direct_* (registered by mca_pml_ob1_direct_register). */
+typedef struct mca_pml_ob1_direct_params_t {
+    bool enable;
+    size_t min_size;
+    size_t contig_min_size;
+    size_t min_bytes_per_element;
+    size_t chunk_size;
+    size_t chunks;
+    bool stats;
+} mca_pml_ob1_direct_params_t;
+extern mca_pml_ob1_direct_params_t mca_pml_ob1_direct_params;
+
+/** Registers pml_ob1_direct_* for ob1's component. */
+void mca_pml_ob1_direct_register(const mca_base_component_t *comp);
+
+/** Sender: may a message of size bytes (send mode send_mode) try the direct
+ *  rendezvous?  A cheap gate; mca_pml_ob1_direct_send_start decides. */
+static inline bool mca_pml_ob1_direct_wanted(int send_mode, size_t size)
+{
+    return mca_pml_ob1_direct_params.enable && 0 != size &&
+           size >= mca_pml_ob1_direct_params.min_size && MCA_PML_BASE_SEND_BUFFERED != send_mode;
+}
+
+/** Set-up at ob1 enable, tear-down (and the statistics line) at finalize. */
+int mca_pml_ob1_direct_init(void);
+void mca_pml_ob1_direct_fini(void);
+
+END_C_DECLS
+
+#endif /* MCA_PML_OB1_DIRECT_H */

@@ -1,0 +1,1130 @@
+/* -*- Mode: C; c-basic-offset:4 ; indent-tabs-mode:nil -*- */
+/*
+ * Copyright (c) 2026      PVAS.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * Direct two-layout copy (see opal_datatype_direct.h).
+ *
+ * 1. Compile: a datatype description (opt_desc, else desc: OPAL_LOOP /
+ *    OPAL_END_LOOP / basic elements) times count is turned into a pre-order
+ *    array of nodes:
+ *      leaf  {disp, blen, stride, count}: count blocks of blen bytes, block j
+ *            at disp + j*stride (disp relative to the user buffer, for
+ *            iteration 0 of every enclosing loop);
+ *      loop  {count, stride, items}: count iterations of the next `items`
+ *            nodes, iteration i shifted by i*stride;
+ *      index {blen, count, first}: count blocks of blen bytes, block j at
+ *            dv[first + j] (the layout's displacement array).
+ *    While compiling, runs are simplified bottom-up: zero-size nodes go,
+ *    loops of one iteration are spliced, a loop around a single leaf
+ *    becomes a longer leaf when the strides line up, adjacent leaves with
+ *    the same block length and a common stride (or contiguous single
+ *    blocks) merge, and a leaf whose stride equals its block length becomes
+ *    one block.  A datatype with no gaps thus becomes one leaf of one block.
+ *    Sibling leaves of at most DDC_INDEX_FOLD_MAX blocks that no common
+ *    stride describes, with the same block length (an index list: opal
+ *    gives one element per one or two blocks), fold into one index leaf:
+ *    8 bytes of displacement per block instead of a 56-byte node, a tight
+ *    loop instead of a node step per block, and O(1) seeks inside it.
+ *
+ * 2. Copy: one cursor per side walks its layout (a stack of loop frames and
+ *    the current leaf: block address, offset in the block, blocks left).
+ *    Both cursors are first positioned at `from` (O(depth + siblings)),
+ *    then the two block streams are merged:
+ *      - same block length on both sides, both at a block start: a tight
+ *        loop over min(blocks left) blocks with a fixed-size copy (4, 8,
+ *        16, 32 bytes) or a small inline copy, or memcpy for large blocks;
+ *      - one side's block spans several of the other's blocks: a tight
+ *        scatter (or gather) loop between the contiguous part and the
+ *        strided blocks (plain unpack / pack of that range);
+ *      - in both of these, an index leaf's blocks come from its
+ *        displacements (ddc_copy_run) instead of a stride;
+ *      - otherwise memcpy of min(rest of the two blocks).
+ *    The range end may fall anywhere: the tight loops stop at whole blocks
+ *    and the rest goes through the generic step.
+ *    Identical layouts (same datatype, or equal descriptions) walk one
+ *    cursor and copy each run at the same offset.
+ */
+
+#include "opal_config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/constants.h"
+#include "opal/datatype/opal_convertor.h"
+#include "opal/datatype/opal_datatype.h"
+#include "opal/datatype/opal_datatype_direct.h"
+#include "opal/datatype/opal_datatype_internal.h"
+
+#define DDC_LEAF 0u
+#define DDC_LOOP 1u
+#define DDC_INDEX 2u
+#define DDC_ROOT UINT32_MAX
+
+/* A leaf is count blocks of blen bytes, stride apart; an index leaf is
+ * count blocks of blen bytes at the displacements dv[stride .. stride +
+ * count) of its layout (runs of single blocks that no stride describes, as
+ * indexed types of small blocks give: one 8-byte displacement per block
+ * instead of one node). */
+struct ddc_node {
+    uint32_t kind;    /* DDC_LEAF, DDC_LOOP or DDC_INDEX */
+    uint32_t items;   /* loop: nodes in its body (all levels) */
+    size_t count;     /* leaf: blocks; loop: iterations */
+    ptrdiff_t stride; /* leaf: block to block; loop: iteration to iteration;
+                         index: its first entry in dv[] */
+    ptrdiff_t disp;   /* leaf: first block, relative to the buffer */
+    size_t blen;      /* leaf: bytes per block; loop: packed bytes per iteration */
+    size_t size;      /* packed bytes of the whole node */
+};
+
+struct opal_datatype_direct_layout_t {
+    size_t size;         /* packed bytes */
+    uint32_t nnodes;     /* nodes[] entries */
+    uint32_t depth;      /* deepest loop nesting */
+    size_t ndv;          /* dv[] entries */
+    const ptrdiff_t *dv; /* block displacements of the index leaves */
+    struct ddc_node nodes[];
+};
+
+/* ---------------------------------------------------------------------- */
+/* compile                                                                 */
+
+struct ddc_level {
+    uint32_t loop; /* node index of the open loop (DDC_ROOT: top level) */
+    int64_t last;  /* last sibling appended at this level, -1 if none */
+    int64_t prev;  /* the parent's last sibling before this loop */
+};
+
+struct ddc_builder {
+    struct ddc_node *n;
+    uint32_t used, cap;
+    int heap; /* n was malloc'ed (else caller's storage) */
+    struct ddc_level *lv;
+    uint32_t nlv, cap_lv;
+    uint32_t depth, max_depth;
+    ptrdiff_t *dv; /* index leaves' displacements */
+    size_t ndv, cap_dv;
+    struct ddc_level lv_inline[16];
+};
+
+static void ddc_builder_init(struct ddc_builder *b, struct ddc_node *storage, uint32_t cap)
+{
+    b->n = storage;
+    b->cap = storage ? cap : 0;
+    b->used = 0;
+    b->heap = 0;
+    b->lv = b->lv_inline;
+    b->cap_lv = 16;
+    b->nlv = 1;
+    b->lv[0].loop = DDC_ROOT;
+    b->lv[0].last = -1;
+    b->lv[0].prev = -1;
+    b->depth = b->max_depth = 0;
+    b->dv = NULL;
+    b->ndv = b->cap_dv = 0;
+}
+
+static void ddc_builder_fini(struct ddc_builder *b)
+{
+    if (b->heap) {
+        free(b->n);
+    }
+    if (b->lv != b->lv_inline) {
+        free(b->lv);
+    }
+    free(b->dv);
+}
+
+static int ddc_dv_push(struct ddc_builder *b, ptrdiff_t disp)
+{
+    if (b->ndv == b->cap_dv) {
+        size_t cap = b->cap_dv ? 2 * b->cap_dv : 64;
+        ptrdiff_t *dv = realloc(b->dv, cap * sizeof(*dv));
+        if (NULL == dv) {
+            return 0;
+        }
+        b->dv = dv;
+        b->cap_dv = cap;
+    }
+    b->dv[b->ndv++] = disp;
+    return 1;
+}
+
+/* Leaves of at most this many blocks fold into index leaves.  (opal's
+ * optimizer turns an index list into pairs of blocks: count 2, any
+ * stride.) */
+#define DDC_INDEX_FOLD_MAX 4
+
+static int ddc_dv_push_leaf(struct ddc_builder *b, const struct ddc_node *l)
+{
+    for (size_t k = 0; k < l->count; k++) {
+        if (!ddc_dv_push(b, l->disp + (ptrdiff_t) k * l->stride)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Fold the short leaf c into the sibling p just before it, if both have
+ * the same block length: p becomes (or stays) an index leaf.  Only when p's
+ * entries are the last ones of dv[], so that an index leaf's entries stay
+ * one run.  Returns 1 if folded. */
+static int ddc_index_fold(struct ddc_builder *b, struct ddc_node *p, const struct ddc_node *c)
+{
+    size_t first = b->ndv;
+
+    if (DDC_LEAF != c->kind || c->count > DDC_INDEX_FOLD_MAX || p->blen != c->blen) {
+        return 0;
+    }
+    if (DDC_INDEX == p->kind && (size_t) p->stride + p->count == b->ndv) {
+        if (!ddc_dv_push_leaf(b, c)) {
+            b->ndv = first;
+            return 0;
+        }
+    } else if (DDC_LEAF == p->kind && p->count <= DDC_INDEX_FOLD_MAX) {
+        if (!ddc_dv_push_leaf(b, p) || !ddc_dv_push_leaf(b, c)) {
+            b->ndv = first;
+            return 0;
+        }
+        p->kind = DDC_INDEX;
+        p->stride = (ptrdiff_t) first;
+        p->disp = 0;
+    } else {
+        return 0;
+    }
+    p->count = b->ndv - (size_t) p->stride;
+    p->size = p->count * p->blen;
+    return 1;
+}
+
+static struct ddc_node *ddc_append(struct ddc_builder *b)
+{
+    if (b->used == b->cap) {
+        uint32_t cap = b->cap ? 2 * b->cap : 32;
+        struct ddc_node *n;
+        if (b->heap) {
+            n = realloc(b->n, cap * sizeof(*n));
+        } else {
+            n = malloc(cap * sizeof(*n));
+            if (n && b->used) {
+                memcpy(n, b->n, b->used * sizeof(*n));
+            }
+        }
+        if (NULL == n) {
+            return NULL;
+        }
+        b->n = n;
+        b->cap = cap;
+        b->heap = 1;
+    }
+    return &b->n[b->used++];
+}
+
+static inline void ddc_leaf_normalize(struct ddc_node *l)
+{
+    if (l->count > 1 && l->stride == (ptrdiff_t) l->blen) {
+        l->blen *= l->count;
+        l->count = 1;
+    }
+    if (1 == l->count) {
+        l->stride = (ptrdiff_t) l->blen;
+    }
+    l->size = l->blen * l->count;
+}
+
+/* Merge leaf c into the leaf p before it in the packed order, if the two
+ * form one run.  Returns 1 if merged. */
+static int ddc_leaf_merge(struct ddc_node *p, const struct ddc_node *c)
+{
+    if (DDC_LEAF != p->kind || DDC_LEAF != c->kind) {
+        return 0;
+    }
+    if (p->blen == c->blen) {
+        ptrdiff_t s = p->count > 1 ? p->stride : (c->count > 1 ? c->stride : c->disp - p->disp);
+        if ((1 == p->count || p->stride == s) && (1 == c->count || c->stride == s)
+            && c->disp == p->disp + (ptrdiff_t) p->count * s) {
+            p->stride = s;
+            p->count += c->count;
+            ddc_leaf_normalize(p);
+            return 1;
+        }
+    }
+    if (1 == p->count && 1 == c->count && c->disp == p->disp + (ptrdiff_t) p->blen) {
+        p->blen += c->blen;
+        ddc_leaf_normalize(p);
+        return 1;
+    }
+    return 0;
+}
+
+/* The node at index i was just completed (it is the last node) at the
+ * current level: merge it into the previous sibling or record it. */
+static void ddc_sibling_done(struct ddc_builder *b, uint32_t i)
+{
+    struct ddc_level *lv = &b->lv[b->nlv - 1];
+    if (lv->last >= 0 && i == b->used - 1
+        && (ddc_leaf_merge(&b->n[lv->last], &b->n[i])
+            || (lv->last + 1 == (int64_t) i && ddc_index_fold(b, &b->n[lv->last], &b->n[i])))) {
+        b->used--;
+        return;
+    }
+    lv->last = i;
+}
+
+static int ddc_add_leaf(struct ddc_builder *b, ptrdiff_t disp, size_t blen, ptrdiff_t stride,
+                        size_t count)
+{
+    struct ddc_node *l;
+    if (0 == blen || 0 == count) {
+        return OPAL_SUCCESS;
+    }
+    if (NULL == (l = ddc_append(b))) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    l->kind = DDC_LEAF;
+    l->items = 0;
+    l->count = count;
+    l->stride = stride;
+    l->disp = disp;
+    l->blen = blen;
+    ddc_leaf_normalize(l);
+    ddc_sibling_done(b, b->used - 1);
+    return OPAL_SUCCESS;
+}
+
+static int ddc_open_loop(struct ddc_builder *b, size_t count, ptrdiff_t extent)
+{
+    struct ddc_node *l;
+    struct ddc_level *lv;
+    if (b->nlv == b->cap_lv) {
+        uint32_t cap = 2 * b->cap_lv;
+        struct ddc_level *n = malloc(cap * sizeof(*n));
+        if (NULL == n) {
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+        memcpy(n, b->lv, b->nlv * sizeof(*n));
+        if (b->lv != b->lv_inline) {
+            free(b->lv);
+        }
+        b->lv = n;
+        b->cap_lv = cap;
+    }
+    if (NULL == (l = ddc_append(b))) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    l->kind = DDC_LOOP;
+    l->items = 0;
+    l->count = count;
+    l->stride = extent;
+    l->disp = 0;
+    l->blen = 0;
+    l->size = 0;
+    lv = &b->lv[b->nlv++];
+    lv->loop = b->used - 1;
+    lv->last = -1;
+    lv->prev = b->lv[b->nlv - 2].last;
+    return OPAL_SUCCESS;
+}
+
+static int ddc_close_loop(struct ddc_builder *b)
+{
+    struct ddc_level lv;
+    struct ddc_node *L;
+    uint32_t Li, j, end;
+    size_t body = 0;
+
+    if (b->nlv < 2) {
+        return OPAL_ERR_NOT_SUPPORTED; /* END_LOOP without LOOP */
+    }
+    lv = b->lv[--b->nlv];
+    Li = lv.loop;
+    L = &b->n[Li];
+    end = b->used;
+    for (j = Li + 1; j < end; j += 1 + b->n[j].items) {
+        body += b->n[j].size;
+    }
+    if (0 == body || 0 == L->count) {
+        b->used = Li; /* nothing in it */
+        return OPAL_SUCCESS;
+    }
+    L->items = end - Li - 1;
+    L->blen = body;
+    L->size = body * L->count;
+    if (1 == L->count) {
+        /* splice the body into the parent level */
+        memmove(L, L + 1, (size_t) L->items * sizeof(*L));
+        b->used--;
+        if (1 == b->used - Li) {
+            ddc_sibling_done(b, Li);
+        } else {
+            b->lv[b->nlv - 1].last = lv.last - 1;
+        }
+        return OPAL_SUCCESS;
+    }
+    if (1 == L->items && DDC_LEAF == L[1].kind) {
+        struct ddc_node *c = L + 1;
+        if (1 == c->count || L->stride == (ptrdiff_t) c->count * c->stride) {
+            struct ddc_node leaf = *c;
+            leaf.stride = 1 == c->count ? L->stride : c->stride;
+            leaf.count = c->count * L->count;
+            ddc_leaf_normalize(&leaf);
+            *L = leaf;
+            b->used = Li + 1;
+            ddc_sibling_done(b, Li);
+            return OPAL_SUCCESS;
+        }
+    }
+    b->lv[b->nlv - 1].last = Li;
+    return OPAL_SUCCESS;
+}
+
+static const dt_type_desc_t *ddc_desc(const opal_datatype_t *dt)
+{
+    if (dt->opt_desc.used > 0 && NULL != dt->opt_desc.desc) {
+        return &dt->opt_desc;
+    }
+    return &dt->desc;
+}
+
+static int ddc_compile(struct ddc_builder *b, const opal_datatype_t *dt, size_t count)
+{
+    const dt_type_desc_t *d;
+    size_t i, total = 0;
+    uint32_t j;
+    int rc, depth = 0;
+
+    if (0 == count || 0 == dt->size) {
+        return OPAL_SUCCESS;
+    }
+    /* Contiguous datatypes: count * size bytes from true_lb, exactly as the
+     * convertor (opal_convertor_prepare) treats them -- for NO_GAPS it does
+     * so whatever the count, even when explicit bounds made the extent
+     * differ from the size. */
+    if ((dt->flags & OPAL_DATATYPE_FLAG_NO_GAPS)
+        || ((dt->flags & OPAL_DATATYPE_FLAG_CONTIGUOUS) && 1 == count)) {
+        rc = ddc_add_leaf(b, dt->true_lb, dt->size * count, 0, 1);
+        b->max_depth = 0;
+        return rc;
+    }
+    d = ddc_desc(dt);
+    if (NULL == d->desc) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    if (OPAL_SUCCESS != (rc = ddc_open_loop(b, count, dt->ub - dt->lb))) {
+        return rc;
+    }
+    for (i = 0; i < d->used; i++) {
+        const dt_elem_desc_t *e = &d->desc[i]; /* read only: may be the peer's */
+        uint16_t type = e->elem.common.type;
+        if (OPAL_DATATYPE_LOOP == type) {
+            rc = ddc_open_loop(b, e->loop.loops, e->loop.extent);
+            depth++;
+        } else if (OPAL_DATATYPE_END_LOOP == type) {
+            rc = ddc_close_loop(b);
+            depth--;
+        } else if (e->elem.common.flags & OPAL_DATATYPE_FLAG_DATA) {
+            if (type >= OPAL_DATATYPE_MAX_PREDEFINED || NULL == opal_datatype_basicDatatypes[type]
+                || 0 == opal_datatype_basicDatatypes[type]->size) {
+                return OPAL_ERR_NOT_SUPPORTED;
+            }
+            rc = ddc_add_leaf(b, e->elem.disp, e->elem.blocklen * opal_datatype_basicDatatypes[type]->size,
+                              e->elem.extent, e->elem.count);
+        } else {
+            rc = OPAL_SUCCESS; /* LB / UB markers */
+        }
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+        if (depth < 0) {
+            return OPAL_ERR_NOT_SUPPORTED;
+        }
+    }
+    if (0 != depth || OPAL_SUCCESS != (rc = ddc_close_loop(b))) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    /* sanity: the packed size and the loop depth */
+    for (j = 0; j < b->used; j += (DDC_LOOP == b->n[j].kind) ? 1 + b->n[j].items : 1) {
+        total += b->n[j].size;
+    }
+    if (total != dt->size * count) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    {
+        /* depth: count open loops along the pre-order */
+        uint32_t stack_end[256], sp = 0, maxd = 0;
+        for (j = 0; j < b->used; j++) {
+            while (sp && j >= stack_end[sp - 1]) {
+                sp--;
+            }
+            if (DDC_LOOP == b->n[j].kind) {
+                if (sp == 256) {
+                    return OPAL_ERR_NOT_SUPPORTED;
+                }
+                stack_end[sp++] = j + 1 + b->n[j].items;
+                if (sp > maxd) {
+                    maxd = sp;
+                }
+            }
+        }
+        b->max_depth = maxd;
+    }
+    return OPAL_SUCCESS;
+}
+
+static opal_datatype_direct_layout_t *ddc_layout_from(const struct ddc_builder *b, size_t size)
+{
+    opal_datatype_direct_layout_t *l = malloc(sizeof(*l) + b->used * sizeof(struct ddc_node)
+                                              + b->ndv * sizeof(ptrdiff_t));
+    if (NULL == l) {
+        return NULL;
+    }
+    l->size = size;
+    l->nnodes = b->used;
+    l->depth = b->max_depth;
+    if (b->used) {
+        memcpy(l->nodes, b->n, b->used * sizeof(struct ddc_node));
+    }
+    l->ndv = b->ndv;
+    l->dv = (const ptrdiff_t *) &l->nodes[b->used];
+    if (b->ndv) {
+        memcpy(&l->nodes[b->used], b->dv, b->ndv * sizeof(ptrdiff_t));
+    }
+    return l;
+}
+
+int opal_datatype_direct_layout_create(const opal_datatype_t *dt, size_t count,
+                                       opal_datatype_direct_layout_t **layout)
+{
+    struct ddc_builder b;
+    int rc;
+
+    *layout = NULL;
+    ddc_builder_init(&b, NULL, 0);
+    rc = ddc_compile(&b, dt, count);
+    if (OPAL_SUCCESS == rc) {
+        *layout = ddc_layout_from(&b, dt->size * count);
+        if (NULL == *layout) {
+            rc = OPAL_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    ddc_builder_fini(&b);
+    return rc;
+}
+
+void opal_datatype_direct_layout_release(opal_datatype_direct_layout_t *layout)
+{
+    free(layout);
+}
+
+size_t opal_datatype_direct_layout_size(const opal_datatype_direct_layout_t *layout)
+{
+    return layout->size;
+}
+
+/* ---------------------------------------------------------------------- */
+/* copy                                                                    */
+
+struct ddc_frame {
+    uint32_t node; /* loop node, or DDC_ROOT */
+    size_t iter;
+    intptr_t base; /* buffer + sum of the enclosing iterations' shifts */
+};
+
+struct ddc_cursor {
+    const struct ddc_node *n;
+    const ptrdiff_t *dv; /* the layout's dv[] */
+    uint32_t nnodes;
+    uint32_t leaf;     /* current leaf node */
+    uint32_t sp;       /* frames in use */
+    struct ddc_frame *fr;
+    intptr_t blk;      /* start of the current block */
+    size_t off;        /* offset in the current block */
+    size_t left;       /* blocks left in the leaf, the current one included */
+    size_t blen;
+    ptrdiff_t stride;
+    const ptrdiff_t *dp; /* index leaf: the current block's dv[] entry, else NULL */
+    intptr_t ibase;      /* index leaf: what dv[] entries are relative to */
+};
+
+/* The cursor's blocks as a run: block k at base + k * stride, or at
+ * base + dp[k] for an index leaf. */
+#define DDC_RUN(c) ((c)->dp ? (c)->ibase : (c)->blk), (c)->stride, (c)->dp
+
+/* Skip n blocks of the current leaf (n < left). */
+static inline void ddc_advance(struct ddc_cursor *c, size_t n)
+{
+    if (c->dp) {
+        c->dp += n;
+        c->blk = c->ibase + *c->dp;
+    } else {
+        c->blk += (ptrdiff_t) n * c->stride;
+    }
+}
+
+static inline uint32_t ddc_body_end(const struct ddc_cursor *c, const struct ddc_frame *f)
+{
+    return DDC_ROOT == f->node ? c->nnodes : f->node + 1 + c->n[f->node].items;
+}
+
+static inline void ddc_enter_leaf(struct ddc_cursor *c, uint32_t i, intptr_t base)
+{
+    while (DDC_LOOP == c->n[i].kind) {
+        struct ddc_frame *f = &c->fr[c->sp++];
+        f->node = i;
+        f->iter = 0;
+        f->base = base;
+        i++;
+    }
+    c->leaf = i;
+    c->off = 0;
+    c->left = c->n[i].count;
+    c->blen = c->n[i].blen;
+    if (DDC_INDEX == c->n[i].kind) {
+        c->dp = c->dv + c->n[i].stride;
+        c->ibase = base;
+        c->blk = base + *c->dp;
+        c->stride = 0;
+    } else {
+        c->dp = NULL;
+        c->blk = base + c->n[i].disp;
+        c->stride = c->n[i].stride;
+    }
+}
+
+/* Move to the first block of the next leaf; 0 at the end of the layout. */
+static int ddc_next_leaf(struct ddc_cursor *c)
+{
+    uint32_t i = c->leaf + 1;
+    for (;;) {
+        struct ddc_frame *f = &c->fr[c->sp - 1];
+        if (i < ddc_body_end(c, f)) {
+            ddc_enter_leaf(c, i, f->base);
+            return 1;
+        }
+        if (DDC_ROOT == f->node) {
+            c->left = 0;
+            return 0;
+        }
+        if (++f->iter < c->n[f->node].count) {
+            f->base += c->n[f->node].stride;
+            i = f->node + 1;
+        } else {
+            i = f->node + 1 + c->n[f->node].items;
+            c->sp--;
+        }
+    }
+}
+
+static inline void ddc_next_block(struct ddc_cursor *c)
+{
+    c->off = 0;
+    if (--c->left) {
+        ddc_advance(c, 1);
+    } else {
+        ddc_next_leaf(c);
+    }
+}
+
+/* Position at packed offset pos (< layout size). */
+static void ddc_seek(struct ddc_cursor *c, const opal_datatype_direct_layout_t *l,
+                     struct ddc_frame *frames, const void *buf, size_t pos)
+{
+    uint32_t i = 0, end = l->nnodes;
+    intptr_t base = (intptr_t) buf;
+
+    c->n = l->nodes;
+    c->dv = l->dv;
+    c->dp = NULL;
+    c->nnodes = l->nnodes;
+    c->fr = frames;
+    c->sp = 1;
+    frames[0].node = DDC_ROOT;
+    frames[0].iter = 0;
+    frames[0].base = base;
+    while (i < end) {
+        const struct ddc_node *n = &l->nodes[i];
+        if (pos >= n->size) {
+            pos -= n->size;
+            i += DDC_LOOP == n->kind ? 1 + n->items : 1;
+            continue;
+        }
+        if (DDC_LOOP == n->kind) {
+            size_t it = pos / n->blen;
+            struct ddc_frame *f = &frames[c->sp++];
+            pos -= it * n->blen;
+            base += (ptrdiff_t) it * n->stride;
+            f->node = i;
+            f->iter = it;
+            f->base = base;
+            end = i + 1 + n->items;
+            i++;
+            continue;
+        }
+        {
+            size_t j = pos / n->blen;
+            c->leaf = i;
+            c->blen = n->blen;
+            c->stride = n->stride;
+            c->left = n->count - j;
+            c->off = pos - j * n->blen;
+            if (DDC_INDEX == n->kind) {
+                c->dp = l->dv + n->stride + j;
+                c->ibase = base;
+                c->blk = base + *c->dp;
+                c->stride = 0;
+            } else {
+                c->blk = base + n->disp + (ptrdiff_t) j * n->stride;
+            }
+            return;
+        }
+    }
+    c->left = 0; /* pos beyond the end: not reached by the callers */
+}
+
+/* Copy n blocks of bl bytes: dst += ds, src += ss after each. */
+#define DDC_BLOCKS(BL)                                                   \
+    for (size_t k = 0; k < n; k++) {                                     \
+        memcpy((void *) d, (const void *) s, BL);                        \
+        d += ds;                                                         \
+        s += ss;                                                         \
+    }
+
+static void ddc_copy_blocks(intptr_t d, ptrdiff_t ds, intptr_t s, ptrdiff_t ss, size_t bl,
+                            size_t n)
+{
+    switch (bl) {
+    case 1: DDC_BLOCKS(1); return;
+    case 2: DDC_BLOCKS(2); return;
+    case 4: DDC_BLOCKS(4); return;
+    case 8: DDC_BLOCKS(8); return;
+    case 12: DDC_BLOCKS(12); return;
+    case 16: DDC_BLOCKS(16); return;
+    case 24: DDC_BLOCKS(24); return;
+    case 32: DDC_BLOCKS(32); return;
+    default:
+        break;
+    }
+    if (bl < 64) {
+        for (size_t k = 0; k < n; k++) {
+            size_t r = bl;
+            intptr_t dd = d, sd = s;
+            while (r >= 16) {
+                memcpy((void *) dd, (const void *) sd, 16);
+                dd += 16, sd += 16, r -= 16;
+            }
+            if (r >= 8) {
+                memcpy((void *) dd, (const void *) sd, 8);
+                dd += 8, sd += 8, r -= 8;
+            }
+            if (r >= 4) {
+                memcpy((void *) dd, (const void *) sd, 4);
+                dd += 4, sd += 4, r -= 4;
+            }
+            while (r) {
+                *(char *) dd++ = *(const char *) sd++;
+                r--;
+            }
+            d += ds;
+            s += ss;
+        }
+        return;
+    }
+    for (size_t k = 0; k < n; k++) {
+        memcpy((void *) d, (const void *) s, bl);
+        d += ds;
+        s += ss;
+    }
+}
+
+/* n blocks of bl bytes between two runs of which at least one is an index
+ * leaf's (DDC_RUN): destination block k at d + dd[k] or d + k * ds, source
+ * block k at s + sd[k] or s + k * ss. */
+#define DDC_IDX(BL, DK, SK)                                              \
+    for (size_t k = 0; k < n; k++) {                                     \
+        memcpy((void *) (DK), (const void *) (SK), BL);                  \
+    }
+#define DDC_IDX_SIZES(DK, SK)                                            \
+    switch (bl) {                                                        \
+    case 4: DDC_IDX(4, DK, SK); return;                                  \
+    case 8: DDC_IDX(8, DK, SK); return;                                  \
+    case 12: DDC_IDX(12, DK, SK); return;                                \
+    case 16: DDC_IDX(16, DK, SK); return;                                \
+    case 24: DDC_IDX(24, DK, SK); return;                                \
+    case 32: DDC_IDX(32, DK, SK); return;                                \
+    default: DDC_IDX(bl, DK, SK); return;                                \
+    }
+
+static void ddc_copy_run(intptr_t d, ptrdiff_t ds, const ptrdiff_t *dd, intptr_t s, ptrdiff_t ss,
+                         const ptrdiff_t *sd, size_t bl, size_t n)
+{
+    if (NULL == dd && NULL == sd) {
+        ddc_copy_blocks(d, ds, s, ss, bl, n);
+    } else if (NULL != dd && NULL != sd) {
+        DDC_IDX_SIZES(d + dd[k], s + sd[k]);
+    } else if (NULL != dd) {
+        DDC_IDX_SIZES(d + dd[k], s + (ptrdiff_t) k * ss);
+    } else {
+        DDC_IDX_SIZES(d + (ptrdiff_t) k * ds, s + sd[k]);
+    }
+}
+
+static inline size_t ddc_min(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Identical layouts: one cursor, the receive address is the send address
+ * shifted by rbuf - sbuf. */
+static void ddc_copy_same(struct ddc_cursor *c, intptr_t delta, size_t rem)
+{
+    while (rem) {
+        if (0 == c->off && rem >= c->blen) {
+            size_t n = ddc_min(c->left, rem / c->blen);
+            if (c->dp) {
+                ddc_copy_run(c->ibase + delta, 0, c->dp, c->ibase, 0, c->dp, c->blen, n);
+            } else {
+                ddc_copy_blocks(c->blk + delta, c->stride, c->blk, c->stride, c->blen, n);
+            }
+            rem -= n * c->blen;
+            c->left -= n;
+            if (c->left) {
+                ddc_advance(c, n);
+            } else if (rem) {
+                ddc_next_leaf(c);
+            }
+        } else {
+            size_t k = ddc_min(c->blen - c->off, rem);
+            memcpy((void *) (c->blk + c->off + delta), (const void *) (c->blk + c->off), k);
+            rem -= k;
+            c->off += k;
+            if (c->off == c->blen && rem) {
+                ddc_next_block(c);
+            }
+        }
+    }
+}
+
+/* Transpose tile.  The "column" cursor c is at the start of a leaf that is
+ * the only child of a loop (one column: count blocks of blen bytes), and
+ * the "row" cursor w is at the start of a block holding exactly one column's
+ * bytes (blen x count) with more such blocks following (rows).  Instead of
+ * one column after the other (the packed order: one block per row of the
+ * column side, every block on another cache line), copy T columns together,
+ * row by row of the column side: T adjacent blocks per row, which fill
+ * whole cache lines when the columns are adjacent.  The order of the copies
+ * changes, not their pairs of addresses: the receive typemap does not
+ * overlap (MPI), so the result is the same.  Returns the bytes copied, 0 if
+ * the shape does not apply. */
+#define DDC_TILE_MAX 8
+
+static size_t ddc_tile(struct ddc_cursor *c, struct ddc_cursor *w, size_t rem, int c_is_recv)
+{
+    const struct ddc_node *leaf = &c->n[c->leaf], *L;
+    struct ddc_frame *f = &c->fr[c->sp - 1];
+    size_t body, T, itl, cnt = leaf->count, bl = leaf->blen;
+    ptrdiff_t cs = leaf->stride, ls, ws;
+    intptr_t cb, wb;
+
+    if (c->dp || w->dp || c->off || c->left != cnt || cnt < 2 || bl > 32 || DDC_ROOT == f->node) {
+        return 0;
+    }
+    L = &c->n[f->node];
+    body = bl * cnt;
+    if (1 != L->items || w->off || w->blen != body || w->left < 2 || rem < 2 * body) {
+        return 0;
+    }
+    itl = L->count - f->iter;
+    T = ddc_min(ddc_min(itl, w->left), ddc_min(rem / body, DDC_TILE_MAX));
+    if (T < 2) {
+        return 0;
+    }
+    ls = L->stride;
+    ws = w->stride;
+    cb = c->blk;
+    wb = w->blk;
+    for (size_t i = 0; i < cnt; i++) {
+        intptr_t cp = cb + (ptrdiff_t) i * cs, wp = wb + (ptrdiff_t) (i * bl);
+        if (c_is_recv) {
+            size_t n = T;
+            intptr_t d = cp, s = wp;
+            ptrdiff_t ds = ls, ss = ws;
+            switch (bl) {
+            case 8: DDC_BLOCKS(8); break;
+            case 16: DDC_BLOCKS(16); break;
+            default: ddc_copy_blocks(d, ds, s, ss, bl, n); break;
+            }
+        } else {
+            size_t n = T;
+            intptr_t d = wp, s = cp;
+            ptrdiff_t ds = ws, ss = ls;
+            switch (bl) {
+            case 8: DDC_BLOCKS(8); break;
+            case 16: DDC_BLOCKS(16); break;
+            default: ddc_copy_blocks(d, ds, s, ss, bl, n); break;
+            }
+        }
+    }
+    /* w: T whole blocks consumed */
+    w->left -= T;
+    if (w->left) {
+        w->blk += (ptrdiff_t) T * ws;
+    } else if (rem > T * body) {
+        ddc_next_leaf(w);
+    }
+    /* c: T iterations of L consumed; ddc_next_leaf does the last step */
+    f->iter += T - 1;
+    f->base += (ptrdiff_t) (T - 1) * ls;
+    c->left = 0;
+    if (rem > T * body) {
+        ddc_next_leaf(c);
+    }
+    return T * body;
+}
+
+static void ddc_copy_merge(struct ddc_cursor *s, struct ddc_cursor *r, size_t rem)
+{
+    while (rem) {
+        size_t n;
+        if (0 == r->off && r->left > 1 && r->blen < s->blen && (n = ddc_tile(r, s, rem, 1))) {
+            rem -= n;
+            continue;
+        }
+        if (0 == s->off && s->left > 1 && s->blen < r->blen && (n = ddc_tile(s, r, rem, 0))) {
+            rem -= n;
+            continue;
+        }
+        if (0 == s->off && 0 == r->off && s->blen == r->blen) {
+            n = ddc_min(ddc_min(s->left, r->left), rem / s->blen);
+            if (n) {
+                ddc_copy_run(DDC_RUN(r), DDC_RUN(s), s->blen, n);
+                rem -= n * s->blen;
+                if ((s->left -= n)) {
+                    ddc_advance(s, n);
+                } else if (rem) {
+                    ddc_next_leaf(s);
+                }
+                if ((r->left -= n)) {
+                    ddc_advance(r, n);
+                } else if (rem) {
+                    ddc_next_leaf(r);
+                }
+                continue;
+            }
+        }
+        if (0 == r->off && r->blen < s->blen - s->off
+            && (n = ddc_min(ddc_min((s->blen - s->off) / r->blen, r->left), rem / r->blen)) > 0) {
+            /* scatter a contiguous piece of the send block into n receive blocks */
+            ddc_copy_run(DDC_RUN(r), s->blk + (ptrdiff_t) s->off, (ptrdiff_t) r->blen, NULL, r->blen,
+                         n);
+            rem -= n * r->blen;
+            s->off += n * r->blen;
+            if (s->off == s->blen && rem) {
+                ddc_next_block(s);
+            }
+            if ((r->left -= n)) {
+                ddc_advance(r, n);
+            } else if (rem) {
+                ddc_next_leaf(r);
+            }
+            continue;
+        }
+        if (0 == s->off && s->blen < r->blen - r->off
+            && (n = ddc_min(ddc_min((r->blen - r->off) / s->blen, s->left), rem / s->blen)) > 0) {
+            /* gather n send blocks into a contiguous piece of the receive block */
+            ddc_copy_run(r->blk + (ptrdiff_t) r->off, (ptrdiff_t) s->blen, NULL, DDC_RUN(s), s->blen,
+                         n);
+            rem -= n * s->blen;
+            r->off += n * s->blen;
+            if (r->off == r->blen && rem) {
+                ddc_next_block(r);
+            }
+            if ((s->left -= n)) {
+                ddc_advance(s, n);
+            } else if (rem) {
+                ddc_next_leaf(s);
+            }
+            continue;
+        }
+        n = ddc_min(ddc_min(s->blen - s->off, r->blen - r->off), rem);
+        memcpy((void *) (r->blk + r->off), (const void *) (s->blk + s->off), n);
+        rem -= n;
+        s->off += n;
+        r->off += n;
+        if (rem) {
+            if (s->off == s->blen) {
+                ddc_next_block(s);
+            }
+            if (r->off == r->blen) {
+                ddc_next_block(r);
+            }
+        }
+    }
+}
+
+static int ddc_same_layout(const opal_datatype_direct_layout_t *a,
+                           const opal_datatype_direct_layout_t *b)
+{
+    return a == b
+           || (a->nnodes == b->nnodes && a->size == b->size && a->ndv == b->ndv
+               && 0 == memcmp(a->nodes, b->nodes, a->nnodes * sizeof(struct ddc_node))
+               && (0 == a->ndv || 0 == memcmp(a->dv, b->dv, a->ndv * sizeof(ptrdiff_t))));
+}
+
+int opal_datatype_direct_layout_copy(const opal_datatype_direct_layout_t *sl, const void *sbuf,
+                                     const opal_datatype_direct_layout_t *rl, void *rbuf,
+                                     size_t from, size_t to)
+{
+    struct ddc_frame sf_inline[16], rf_inline[16], *sf = sf_inline, *rf = rf_inline;
+    struct ddc_cursor s, r;
+
+    if (from > to || to > sl->size || to > rl->size) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (from == to) {
+        return OPAL_SUCCESS;
+    }
+    /* both contiguous: one memcpy */
+    if (1 == sl->nnodes && 1 == rl->nnodes && DDC_LEAF == sl->nodes[0].kind
+        && DDC_LEAF == rl->nodes[0].kind && 1 == sl->nodes[0].count && 1 == rl->nodes[0].count) {
+        memcpy((char *) ((intptr_t) rbuf + rl->nodes[0].disp) + from,
+               (const char *) ((intptr_t) sbuf + sl->nodes[0].disp) + from, to - from);
+        return OPAL_SUCCESS;
+    }
+    if (sl->depth + 1 > 16 || rl->depth + 1 > 16) {
+        sf = malloc((sl->depth + 1) * sizeof(*sf));
+        rf = malloc((rl->depth + 1) * sizeof(*rf));
+        if (NULL == sf || NULL == rf) {
+            free(sf);
+            free(rf);
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    ddc_seek(&s, sl, sf, sbuf, from);
+    if (ddc_same_layout(sl, rl)) {
+        ddc_copy_same(&s, (intptr_t) rbuf - (intptr_t) sbuf, to - from);
+    } else {
+        ddc_seek(&r, rl, rf, rbuf, from);
+        ddc_copy_merge(&s, &r, to - from);
+    }
+    if (sf != sf_inline) {
+        free(sf);
+        free(rf);
+    }
+    return OPAL_SUCCESS;
+}
+
+/* One-shot: compile on the stack when small. */
+#define DDC_INLINE_NODES 64
+
+struct ddc_oneshot {
+    struct ddc_builder b;
+    opal_datatype_direct_layout_t *l;
+    union {
+        struct ddc_node align_;
+        char bytes[sizeof(opal_datatype_direct_layout_t) + DDC_INLINE_NODES * sizeof(struct ddc_node)];
+    } u;
+};
+
+static int ddc_oneshot_compile(struct ddc_oneshot *o, const opal_datatype_t *dt, size_t count)
+{
+    opal_datatype_direct_layout_t *inl = (opal_datatype_direct_layout_t *) o->u.bytes;
+    int rc;
+    o->l = NULL;
+    /* build straight into the inline layout's nodes */
+    ddc_builder_init(&o->b, inl->nodes, DDC_INLINE_NODES);
+    rc = ddc_compile(&o->b, dt, count);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    if (!o->b.heap) {
+        o->l = inl;
+        o->l->size = dt->size * count;
+        o->l->nnodes = o->b.used;
+        o->l->depth = o->b.max_depth;
+        o->l->ndv = o->b.ndv;
+        o->l->dv = o->b.dv; /* the builder's: freed by ddc_oneshot_fini */
+        return OPAL_SUCCESS;
+    }
+    o->l = ddc_layout_from(&o->b, dt->size * count);
+    return NULL == o->l ? OPAL_ERR_OUT_OF_RESOURCE : OPAL_SUCCESS;
+}
+
+static void ddc_oneshot_fini(struct ddc_oneshot *o)
+{
+    if (o->l && o->l != (opal_datatype_direct_layout_t *) o->u.bytes) {
+        free(o->l);
+    }
+    ddc_builder_fini(&o->b);
+}
+
+int opal_datatype_copy_direct(const opal_datatype_t *sdt, size_t scount, const void *sbuf,
+                              const opal_datatype_t *rdt, size_t rcount, void *rbuf, size_t from,
+                              size_t to)
+{
+    struct ddc_oneshot s, r;
+    int rc;
+
+    if (from > to || to > sdt->size * scount || to > rdt->size * rcount) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (from == to) {
+        return OPAL_SUCCESS;
+    }
+    rc = ddc_oneshot_compile(&s, sdt, scount);
+    if (OPAL_SUCCESS == rc) {
+        if (sdt == rdt && scount == rcount) {
+            rc = opal_datatype_direct_layout_copy(s.l, sbuf, s.l, rbuf, from, to);
+        } else {
+            rc = ddc_oneshot_compile(&r, rdt, rcount);
+            if (OPAL_SUCCESS == rc) {
+                rc = opal_datatype_direct_layout_copy(s.l, sbuf, r.l, rbuf, from, to);
+            }
+            ddc_oneshot_fini(&r);
+        }
+    }
+    ddc_oneshot_fini(&s);
+    return rc;
+}
+
+/* Compiling a layout is worth it for a local copy unless the description
+ * has many elements of few bytes each (up to 64 elements compile on the
+ * stack; more must carry at least 64 packed bytes each). */
+static bool ddc_local_copy_worth(const opal_datatype_t *dt)
+{
+    size_t elements = dt->opt_desc.used ? dt->opt_desc.used : dt->desc.used;
+
+    return (dt->flags & OPAL_DATATYPE_FLAG_NO_GAPS) || elements <= 64 || dt->size >= 64 * elements;
+}
+
+int opal_datatype_copy_direct_local(const opal_datatype_t *sdt, size_t scount, const void *sbuf,
+                                    const opal_datatype_t *rdt, size_t rcount, void *rbuf)
+{
+    size_t ssize = sdt->size * scount, rsize = rdt->size * rcount;
+
+    if (!ddc_local_copy_worth(sdt) || !ddc_local_copy_worth(rdt)) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    return opal_datatype_copy_direct(sdt, scount, sbuf, rdt, rcount, rbuf, 0,
+                                     ssize < rsize ? ssize : rsize);
+}
+
+int opal_convertor_copy_direct(const struct opal_convertor_t *send,
+                               const struct opal_convertor_t *recv, size_t from, size_t to)
+{
+    const uint32_t bad = CONVERTOR_WITH_CHECKSUM | CONVERTOR_CUDA | CONVERTOR_CUDA_UNIFIED;
+    /* (CONVERTOR_HOMOGENEOUS is not set on convertors of empty messages) */
+    if (((send->flags | recv->flags) & bad) || send->remoteArch != opal_local_arch
+        || recv->remoteArch != opal_local_arch) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    return opal_datatype_copy_direct(send->pDesc, send->count, send->pBaseBuf, recv->pDesc,
+                                     recv->count, recv->pBaseBuf, from, to);
+}

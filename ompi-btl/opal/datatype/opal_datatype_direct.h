@@ -1,0 +1,126 @@
+/* -*- Mode: C; c-basic-offset:4 ; indent-tabs-mode:nil -*- */
+/*
+ * Copyright (c) 2026      PVAS.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/**
+ * @file
+ *
+ * Direct two-layout copy: copy a message straight from the sender's
+ * datatype layout into the receiver's datatype layout, without an
+ * intermediate packed buffer.  For processes that share one virtual
+ * address space (PVAS; the BTL flag MCA_BTL_FLAGS_SHARED_ADDR_SPACE), where
+ * both user buffers are directly addressable by either side.
+ *
+ * Positions are offsets in the packed stream (the bytes MPI_Pack of the send
+ * datatype would produce, which is the same stream MPI_Unpack of the receive
+ * datatype consumes when the type signatures match).  A copy of [from, to)
+ * may start and end anywhere: inside a block, inside a basic element.  So
+ * the two sides of a transfer may each copy a part of the message, in
+ * parallel: e.g. the sender [0, a) and the receiver [a, n).
+ *
+ * Datatypes of the PEER: the descriptions are only READ (flags, size, lb,
+ * ub, desc / opt_desc elements); no function pointer of the datatype or of
+ * a convertor is ever called and no field is written.  All working state
+ * lives in the caller's memory.  Only homogeneous copies (no conversion,
+ * no checksum, no CUDA buffers).
+ *
+ * Two ways to use it:
+ *
+ *  - one-shot: opal_datatype_copy_direct() / opal_convertor_copy_direct()
+ *    compile both layouts (on the stack for small datatypes), copy, forget;
+ *
+ *  - compiled layouts: opal_datatype_direct_layout_create() once per message
+ *    (e.g. per PML request, for each side), then
+ *    opal_datatype_direct_layout_copy() for every fragment, then
+ *    opal_datatype_direct_layout_release().  A layout is plain data (no
+ *    pointers into the datatype, no function pointers) and is never written
+ *    after creation: it stays valid when the datatype is freed, and another
+ *    process of the same address space may use it concurrently (only its
+ *    creator may release it: it was allocated from the creator's heap).
+ */
+
+#ifndef OPAL_DATATYPE_DIRECT_H_HAS_BEEN_INCLUDED
+#define OPAL_DATATYPE_DIRECT_H_HAS_BEEN_INCLUDED
+
+#include "opal_config.h"
+
+#include <stddef.h>
+
+#include "opal/datatype/opal_datatype.h"
+
+BEGIN_C_DECLS
+
+struct opal_convertor_t;
+
+/** A datatype x count compiled to nested runs (opaque). */
+typedef struct opal_datatype_direct_layout_t opal_datatype_direct_layout_t;
+
+/**
+ * Compile count elements of datatype dt (which may live in a peer's memory:
+ * read only) into a layout allocated from the caller's heap.
+ * @return OPAL_SUCCESS, OPAL_ERR_OUT_OF_RESOURCE, or OPAL_ERR_NOT_SUPPORTED
+ *         (a description this engine does not understand: the caller falls
+ *         back to pack/unpack).
+ */
+OPAL_DECLSPEC int opal_datatype_direct_layout_create(const opal_datatype_t *dt, size_t count,
+                                                     opal_datatype_direct_layout_t **layout);
+
+/** Free a layout (only by the process that created it). NULL is allowed. */
+OPAL_DECLSPEC void opal_datatype_direct_layout_release(opal_datatype_direct_layout_t *layout);
+
+/** Packed bytes described by a layout (datatype size x count). */
+OPAL_DECLSPEC size_t opal_datatype_direct_layout_size(const opal_datatype_direct_layout_t *layout);
+
+/**
+ * Copy packed-stream bytes [from, to) from sbuf laid out as slayout into
+ * rbuf laid out as rlayout.  Buffers are the user buffers as given to
+ * MPI (NULL = MPI_BOTTOM with absolute displacements).
+ * @return OPAL_SUCCESS, or OPAL_ERR_BAD_PARAM if from > to or to exceeds
+ *         either layout's size.
+ */
+OPAL_DECLSPEC int opal_datatype_direct_layout_copy(const opal_datatype_direct_layout_t *slayout,
+                                                   const void *sbuf,
+                                                   const opal_datatype_direct_layout_t *rlayout,
+                                                   void *rbuf, size_t from, size_t to);
+
+/**
+ * One-shot: copy packed-stream bytes [from, to) of (sbuf, scount, sdt) into
+ * (rbuf, rcount, rdt).  Either datatype may be the peer's.
+ * @return as opal_datatype_direct_layout_create() and _copy().
+ */
+OPAL_DECLSPEC int opal_datatype_copy_direct(const opal_datatype_t *sdt, size_t scount,
+                                            const void *sbuf, const opal_datatype_t *rdt,
+                                            size_t rcount, void *rbuf, size_t from, size_t to);
+
+/**
+ * Local copy of a whole message between two datatypes of this process (the
+ * local part of a collective): copies min(send, receive) packed bytes.
+ * @return OPAL_SUCCESS, or OPAL_ERR_NOT_SUPPORTED when pack/unpack is the
+ *         better way (index lists of many tiny blocks) or the engine cannot
+ *         take the pair: nothing was copied.
+ */
+OPAL_DECLSPEC int opal_datatype_copy_direct_local(const opal_datatype_t *sdt, size_t scount,
+                                                  const void *sbuf, const opal_datatype_t *rdt,
+                                                  size_t rcount, void *rbuf);
+
+/**
+ * One-shot on two prepared convertors (send: opal_convertor_prepare_for_send,
+ * recv: opal_convertor_prepare_for_recv), either of which may be the
+ * peer's.  Reads only their pDesc, count, pBaseBuf and flags; their
+ * positions (bConverted, stacks) are neither used nor updated.
+ * @return as opal_datatype_copy_direct(); OPAL_ERR_NOT_SUPPORTED for
+ *         heterogeneous, checksum or CUDA convertors.
+ */
+OPAL_DECLSPEC int opal_convertor_copy_direct(const struct opal_convertor_t *send,
+                                             const struct opal_convertor_t *recv, size_t from,
+                                             size_t to);
+
+END_C_DECLS
+
+#endif /* OPAL_DATATYPE_DIRECT_H_HAS_BEEN_INCLUDED */
