@@ -22,6 +22,7 @@
 #include "opal/mca/btl/base/base.h"
 
 #include "btl_pvas_fbox.h"
+#include "btl_pvas_lock.h"
 #include "btl_pvas_queue.h"
 
 BEGIN_C_DECLS
@@ -75,8 +76,8 @@ typedef struct mca_btl_pvas_component_t {
     opal_free_list_t frags_max;    /* copy-in up to btl_max_send_size */
     bool lists_ready;
     struct mca_btl_base_endpoint_t *endpoints; /* list of every endpoint made */
-    int32_t progress_lock;
-    int32_t lazy_lock; /* consumer of lazy_returns (btl_pvas_progress.c) */
+    opal_atomic_lock_t progress_lock; /* one consumer of mailbox and fast boxes */
+    opal_atomic_lock_t lazy_lock;     /* consumer of lazy_returns (btl_pvas_progress.c) */
     /* fast boxes this rank receives from: [sender's task id] -> ring (in
      * this rank's memory, never freed, like the mailbox), and the list it
      * polls (touched by the progress-lock holder only) */

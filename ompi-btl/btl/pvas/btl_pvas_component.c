@@ -164,8 +164,8 @@ static int pvas_component_open(void)
     OBJ_CONSTRUCT(&c->frags_max, opal_free_list_t);
     c->lists_ready = false;
     c->enabled = false;
-    c->progress_lock = 0;
-    c->lazy_lock = 0;
+    pvas_lock_init(&c->progress_lock);
+    pvas_lock_init(&c->lazy_lock);
     return OPAL_SUCCESS;
 }
 

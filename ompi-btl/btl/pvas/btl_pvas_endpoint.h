@@ -22,7 +22,7 @@ typedef struct mca_btl_base_endpoint_t {
     uint32_t fbox_sends;
     uint64_t fbox_sent; /* messages written into the peer's fast box */
     bool fbox_requested;
-    int32_t fbox_lock;
+    opal_atomic_lock_t fbox_lock;
     struct mca_btl_base_endpoint_t *next; /* all endpoints, freed at finalize */
 } mca_btl_pvas_endpoint_t;
 

@@ -152,6 +152,7 @@ static int pvas_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
             continue; /* btl/self */
         }
         memset(&ep, 0, sizeof(ep));
+        pvas_lock_init(&ep.fbox_lock);
         if (!pvas_peer_reachable(procs[i], &ep)) {
             continue;
         }

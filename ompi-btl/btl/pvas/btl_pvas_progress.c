@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "opal/runtime/opal_progress.h"
-#include "opal/sys/atomic.h"
 #include "opal/util/output.h"
 
 #include "btl_pvas.h"
@@ -114,19 +113,6 @@ static inline void pvas_handle_incoming(mca_btl_pvas_hdr_t *hdr)
     pvas_queue_push(owner, &hdr->item);
 }
 
-static inline bool pvas_progress_trylock(mca_btl_pvas_component_t *c)
-{
-    return !opal_using_threads() || 0 == opal_atomic_swap_32(&c->progress_lock, 1);
-}
-
-static inline void pvas_progress_unlock(mca_btl_pvas_component_t *c)
-{
-    if (opal_using_threads()) {
-        opal_atomic_wmb();
-        c->progress_lock = 0;
-    }
-}
-
 /* Recycle the sendi fragments the receivers gave back.  The lazy queue has
  * its own consumer lock, held only here: popping the queue and returning
  * fragments to their free lists runs no callback (sendi fragments have
@@ -145,24 +131,16 @@ static int pvas_drain_lazy(mca_btl_pvas_component_t *c, bool wait)
     if (NULL == c->lazy_returns || !pvas_queue_maybe_nonempty(c->lazy_returns)) {
         return 0;
     }
-    if (opal_using_threads()) {
-        while (0 != opal_atomic_swap_32(&c->lazy_lock, 1)) {
-            if (!wait) {
-                return 0;
-            }
-            while (0 != *(volatile int32_t *) &c->lazy_lock) {
-                /* spin: the holder only pops the queue */
-            }
-        }
+    if (wait) {
+        pvas_lock(&c->lazy_lock); /* a short wait: the holder only pops the queue */
+    } else if (!pvas_lock_try(&c->lazy_lock)) {
+        return 0;
     }
     while (NULL != (item = pvas_queue_pop(c->lazy_returns))) {
         mca_btl_pvas_frag_complete(((mca_btl_pvas_hdr_t *) item)->frag);
         ++count;
     }
-    if (opal_using_threads()) {
-        opal_atomic_wmb();
-        c->lazy_lock = 0;
-    }
+    pvas_unlock(&c->lazy_lock);
     return count;
 }
 
@@ -186,7 +164,7 @@ int mca_btl_pvas_component_progress(void)
         return 0;
     }
     /* one consumer per mailbox and per fast box */
-    if (!pvas_progress_trylock(c)) {
+    if (!pvas_lock_try(&c->progress_lock)) {
         return 0;
     }
     count = pvas_poll_fboxes(c);
@@ -208,6 +186,6 @@ int mca_btl_pvas_component_progress(void)
         }
         ++count;
     }
-    pvas_progress_unlock(c);
+    pvas_unlock(&c->progress_lock);
     return count;
 }

@@ -215,7 +215,7 @@ static inline bool pvas_fbox_sendi(struct mca_btl_base_module_t *btl,
     if (length > mca_btl_pvas_component.fbox_max_send) {
         return false;
     }
-    if (opal_using_threads() && 0 != opal_atomic_swap_32(&ep->fbox_lock, 1)) {
+    if (!pvas_lock_try(&ep->fbox_lock)) {
         return false; /* another thread writes this ring: take the mailbox */
     }
     if (NULL != (w = pvas_fbox_of(btl, ep)) && NULL != (dst = pvas_fbox_reserve(w, length))) {
@@ -224,10 +224,7 @@ static inline bool pvas_fbox_sendi(struct mca_btl_base_module_t *btl,
         ep->fbox_sent++;
         sent = true;
     }
-    if (opal_using_threads()) {
-        opal_atomic_wmb();
-        ep->fbox_lock = 0;
-    }
+    pvas_unlock(&ep->fbox_lock);
     return sent;
 }
 
