@@ -71,67 +71,49 @@ static int pvas_component_register(void)
 
     c->free_list_num = 16;
     pvas_register_int("free_list_num",
-                      "Initial number of fragments in each of the three fragment free lists "
-                      "(inline, eager, max-send); fragments live in this process's own memory",
+                      "Initial fragments in each free list (inline, eager, max-send)",
                       OPAL_INFO_LVL_9, &c->free_list_num);
     c->free_list_max = 1024;
     pvas_register_int("free_list_max",
-                      "Maximum number of fragments per free list; bounds the fragments in "
-                      "flight (a sender with none left queues in the PML until its peers "
-                      "return some); 0: unlimited",
-                      OPAL_INFO_LVL_9, &c->free_list_max);
+                      "Maximum fragments per free list (0: unlimited)", OPAL_INFO_LVL_9,
+                      &c->free_list_max);
     c->free_list_inc = 64;
-    pvas_register_int("free_list_inc", "Number of fragments added each time a free list grows",
+    pvas_register_int("free_list_inc", "Fragments added each time a free list grows",
                       OPAL_INFO_LVL_9, &c->free_list_inc);
     c->max_inline_send = 512;
     pvas_register_uint("max_inline_send",
-                       "Data capacity of the small fragments (bytes): sendi, control messages, "
-                       "headers of in-place sends, small copied messages",
+                       "Data capacity (bytes) of the small fragments: sendi, control messages, "
+                       "headers of in-place sends",
                        OPAL_INFO_LVL_5, &c->max_inline_send);
     c->inplace_min_send = 256;
     pvas_register_uint("inplace_min_send",
-                       "Contiguous messages up to this size (bytes, PML header included) are "
-                       "copied into a fragment; larger ones are sent in place (the receiver "
-                       "copies straight from the sender's buffer).  256 measured: in place "
-                       "wins from about 300 bytes (ompi-btl/btl/pvas/README.md)",
+                       "Contiguous messages larger than this (bytes, PML header included) are "
+                       "sent in place: the receiver copies from the sender's buffer",
                        OPAL_INFO_LVL_5, &c->inplace_min_send);
     c->inplace = true;
     (void) mca_base_component_var_register(
         &c->super.btl_version, "inplace",
-        "Send contiguous data larger than inplace_min_send in place: the receiver copies it "
-        "straight from the sender's buffer (one copy).  false: copy it into a fragment first "
-        "(two copies).  Open MPI 4.1.4's ob1 misses MPI_ERR_TRUNCATE when an in-place eager "
-        "message meets a smaller, already posted receive (see ompi-btl/btl/pvas/README.md); "
-        "false gives exact truncation errors on an unpatched ob1",
+        "Send contiguous data above inplace_min_send in place (false: copy it into a fragment)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_LOCAL, &c->inplace);
     c->fbox_size = 8192;
     pvas_register_uint("fbox_size",
-                       "Bytes of one fast box: a ring in the receiver's memory that one sender "
-                       "writes small messages into with plain stores, no queue operation per "
-                       "message.  A power of two, at least 256; 0: no fast boxes (every "
-                       "message goes through the mailbox)",
+                       "Bytes of a fast box, a per-sender ring in the receiver's memory for "
+                       "small messages (power of two, >= 256; 0: none)",
                        OPAL_INFO_LVL_5, &c->fbox_size);
     c->fbox_max_send = 512;
     pvas_register_uint("fbox_max_send",
-                       "Largest message (PML header included, bytes) sent through a fast box; "
-                       "at most a quarter of fbox_size minus 8.  Larger ones go through the "
-                       "mailbox.  ob1 sends through sendi only messages of up to 256 data "
-                       "bytes, so 512 covers all of them (ompi-btl/btl/pvas/README.md)",
+                       "Largest message (bytes, PML header included) sent through a fast box",
                        OPAL_INFO_LVL_5, &c->fbox_max_send);
     c->fbox_max = 32;
-    pvas_register_uint("fbox_max",
-                       "Fast boxes a rank receives from at most (it polls each at every "
-                       "progress call); senders beyond that use the mailbox",
-                       OPAL_INFO_LVL_5, &c->fbox_max);
+    pvas_register_uint("fbox_max", "Most fast boxes a rank receives from", OPAL_INFO_LVL_5,
+                       &c->fbox_max);
     c->fbox_threshold = 16;
     pvas_register_uint("fbox_threshold",
                        "Messages a rank sends to a peer before it asks that peer for a fast box",
                        OPAL_INFO_LVL_5, &c->fbox_threshold);
     c->poll_limit = 32;
-    pvas_register_uint("poll_limit",
-                       "Maximum number of mailbox entries (incoming fragments and returned "
-                       "fragments) handled per progress call",
+    pvas_register_uint("poll_limit", "Most mailbox entries handled per progress call",
                        OPAL_INFO_LVL_9, &c->poll_limit);
 
     m->btl_exclusivity = MCA_BTL_PVAS_EXCLUSIVITY;
