@@ -74,6 +74,8 @@ $(BENCH_OUT)/mpi.env: FORCE_BENCH_ENV | $(BENCH_OMPI_DEP)
 	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 .PHONY: FORCE_BENCH_ENV
 
+# make demo and make bench write their reports under $(BENCH_OUT)/results
+# (bench/compare's default: <--build>/results), never into the source tree.
 # make demo: quick subset of bench/ddt, pvas vs vader (<= 3 minutes)
 bench-demo: bench-build
 	$(Q)nice bench/compare --quick --name demo --build $(BENCH_OUT)
@@ -83,7 +85,7 @@ bench-full: bench-build
 	$(Q)nice bench/compare --bench all --name full --build $(BENCH_OUT)
 
 # make bench-tune: re-derive ob1's direct Rendezvous defaults on this machine
-# (bench/tune-direct: report in bench/results/, MCA parameter file
+# (bench/tune-direct: report in $(BENCH_OUT)/results/, MCA parameter file
 # $(BUILD)/pvas-direct-tuned.conf); TUNE_ARGS=--quick for a 1-5 minute run.
 # The prefix must have pml_ob1_direct_* (another one: MPICC=... MPIRUN=...).
 TUNE_ARGS ?=

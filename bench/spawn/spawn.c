@@ -44,6 +44,30 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* "model name" of /proc/cpuinfo, caches from glibc (CPUID), CPU count. */
+static void print_machine(FILE *o)
+{
+	char line[256], model[192] = "unknown CPU";
+	FILE *c = fopen("/proc/cpuinfo", "r");
+	char *v;
+
+	while (c && fgets(line, sizeof(line), c)) {
+		v = strchr(line, ':');
+		if (strncmp(line, "model name", 10) || !v)
+			continue;
+		v += strspn(v + 1, " \t") + 1;
+		snprintf(model, sizeof(model), "%s", v);
+		model[strcspn(model, "\n")] = '\0';
+		break;
+	}
+	if (c)
+		fclose(c);
+	fprintf(o, "Machine: %s; L1d %ld KiB, L2 %ld KiB, L3 %ld KiB (glibc sysconf); %ld CPUs.\n",
+		model, sysconf(_SC_LEVEL1_DCACHE_SIZE) / 1024,
+		sysconf(_SC_LEVEL2_CACHE_SIZE) / 1024, sysconf(_SC_LEVEL3_CACHE_SIZE) / 1024,
+		sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 static double run_pvas(pvas_group_t *g, const char *prog, int n)
 {
 	char *argv[] = { (char *)prog, NULL };
@@ -243,6 +267,7 @@ int main(int argc, char **argv)
 		FILE *o = pass ? f : stdout;
 
 		fprintf(o, "# Spawn and reap N tasks: pvas_spawn vs fork+execve\n\n");
+		print_machine(o);
 		fprintf(o, "Program: `%s`; %d rounds, the methods' order rotating every round; "
 			   "medians in ms, [min-max] over rounds.\n",
 			argv[optind], rounds);
