@@ -33,6 +33,7 @@ BENCH_DEPS_STAMP := $(BUILD)/.deps-bench
 
 ALL_TARGETS += $(BENCH_BINS) $(BENCH_OUT)/mpi.env
 TEST_SUITES += "tests/bench/check.sh --bin $(BENCH_OUT)"
+TEST_SUITES += tests/bench/ratios.py
 DEMO_DEPS += bench-demo
 BENCH_DEPS += bench-full
 
