@@ -60,9 +60,9 @@ $(BENCH_OUT)/pingpong: bench/pingpong/pingpong.c $(BENCH_COMMON) $(BENCH_HDRS) $
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MPICC) $(BENCH_CFLAGS) -o $@ $(filter %.c,$^)
 
-$(BENCH_OUT)/memcpy-bw: bench/memcpy-bw/memcpy-bw.c
+$(BENCH_OUT)/memcpy-bw: bench/memcpy-bw/memcpy-bw.c bench/common/stats.c bench/common/stats.h
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -pthread -o $@ $<
+	$(Q)$(CC) $(USER_CFLAGS) -Ibench/common -pthread -o $@ $(filter %.c,$^)
 
 # Which MPI the binaries use (rewritten when MPICC changes).
 $(BENCH_OUT)/mpi.env: FORCE_BENCH_ENV | $(BENCH_OMPI_DEP)

@@ -5,9 +5,10 @@ SPAWN_RESULTS := $(BUILD)/bench/results
 ALL_TARGETS += $(SPAWN_BENCH)
 BENCH_DEPS += bench-spawn
 
-$(BUILD)/bench/spawn-bench: bench/spawn/spawn.c $(LIBPVAS_A) include/pvas.h
+$(BUILD)/bench/spawn-bench: bench/spawn/spawn.c bench/common/stats.c bench/common/stats.h \
+		$(LIBPVAS_A) include/pvas.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBPVAS_A) -lpthread
+	$(CC) $(USER_CFLAGS) -Ibench/common -o $@ $(filter %.c,$^) $(LIBPVAS_A) -lpthread
 
 $(BUILD)/bench/spawn-noop: bench/spawn/noop.c
 	@mkdir -p $(@D)
