@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tests/ddt-copy/ddt_copy_bench: the direct two-layout copy engine
- * (opal_datatype_copy_direct, ompi-btl/patches/0002) against MPI_Pack +
+ * bench/ddt-copy: the direct two-layout copy engine (opal_datatype_copy_direct,
+ * ompi-btl/opal/datatype/opal_datatype_direct.c) against MPI_Pack +
  * MPI_Unpack (pack into a buffer, unpack out of it) on datatypes of the
  * DDTBench patterns (bench/ddt), single process.
  *
@@ -21,12 +21,12 @@
 
 #include "opal/datatype/opal_datatype.h"
 #include "opal/datatype/opal_datatype_direct.h"
+#include "stats.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define OPAL_DT(t) ((const opal_datatype_t *)(t))
 #define CHECK(x)                                                                                   \
@@ -45,19 +45,6 @@ struct pat {
 	size_t slen, rlen; /* allocations (whole arenas) */
 	size_t bytes;
 };
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static void arenas(struct pat *p, size_t slen, size_t rlen)
 {
@@ -304,22 +291,22 @@ int main(int argc, char **argv)
 			bad = 1;
 		}
 		for (int r = 0; r < reps; r++) {
-			double t0 = now_us();
+			double t0 = bench_now_us();
 			pos = 0;
 			MPI_Pack(p->sbuf, 1, p->st, tmp, (int)n, &pos, MPI_COMM_SELF);
 			pos = 0;
 			MPI_Unpack(tmp, (int)n, &pos, p->rbuf, 1, p->rt, MPI_COMM_SELF);
-			double t1 = now_us();
+			double t1 = bench_now_us();
 			opal_datatype_copy_direct(OPAL_DT(p->st), 1, p->sbuf, OPAL_DT(p->rt), 1,
 						  p->rbuf, 0, n);
-			double t2 = now_us();
+			double t2 = bench_now_us();
 			opal_datatype_direct_layout_copy(sl, p->sbuf, rl, p->rbuf, 0, n);
-			double t3 = now_us();
+			double t3 = bench_now_us();
 			opal_datatype_direct_layout_copy(sl, p->sbuf, rl, p->rbuf, 0, n / 2);
 			opal_datatype_direct_layout_copy(sl, p->sbuf, rl, p->rbuf, n / 2, n);
-			double t4 = now_us();
+			double t4 = bench_now_us();
 			memcpy(tmp, src2, n);
-			double t5 = now_us();
+			double t5 = bench_now_us();
 			t[r] = t1 - t0;
 			t[reps + r] = t2 - t1;
 			t[2 * reps + r] = t3 - t2;
@@ -333,8 +320,9 @@ int main(int argc, char **argv)
 		}
 		double med[5];
 		for (int m = 0; m < 5; m++) {
-			qsort(t + m * reps, (size_t)reps, sizeof(double), cmp_d);
-			med[m] = t[m * reps + reps / 2];
+			struct bench_stats st;
+			bench_stats(t + m * reps, (size_t)reps, &st);
+			med[m] = st.median;
 		}
 		printf("%-24s %9zu %10.2f %10.2f %10.2f %10.2f %10.2f %7.1f\n", p->name, n, med[0],
 		       med[1], med[2], med[3], med[4], med[0] / med[2]);
