@@ -189,6 +189,43 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
+def _kib(n):
+    return "%d MiB" % (n >> 20) if n >= 1 << 20 and n % (1 << 20) == 0 else "%d KiB" % (n >> 10)
+
+
+def cpu_caches():
+    """'L1d 48 KiB, L1i 32 KiB, L2 1 MiB, L3 ...' from lscpu (sizes as lscpu
+    prints them), else from getconf (glibc reads CPUID; VMs often hide the
+    caches from sysfs, and lscpu then lists none)."""
+    try:
+        p = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=30,
+                           env=dict(os.environ, LC_ALL="C"))
+        found = re.findall(r"^(L1d|L1i|L2|L3) cache:\s*(.+)$", p.stdout, re.M)
+    except (OSError, subprocess.SubprocessError):
+        found = []
+    if found:
+        return ", ".join("%s %s" % (k, v.strip()) for k, v in found) + " (lscpu)"
+    try:
+        p = subprocess.run(["getconf", "-a"], capture_output=True, text=True, timeout=30)
+        conf = dict(l.split(None, 1) for l in p.stdout.splitlines() if len(l.split(None, 1)) == 2)
+    except (OSError, subprocess.SubprocessError):
+        conf = {}
+    out = []
+    for label, name in (("L1d", "LEVEL1_DCACHE_SIZE"), ("L1i", "LEVEL1_ICACHE_SIZE"),
+                        ("L2", "LEVEL2_CACHE_SIZE"), ("L3", "LEVEL3_CACHE_SIZE")):
+        n = int(conf[name]) if conf.get(name, "").strip().isdigit() else 0
+        if n > 0:
+            out.append("%s %s" % (label, _kib(n)))
+    return (", ".join(out) + " (getconf, from CPUID: lscpu lists none)") if out else \
+        "caches unknown (neither lscpu nor getconf lists them)"
+
+
+def machine():
+    """One line naming the machine: CPU model, caches, CPU count, kernel, host."""
+    return "%s; %s; %d CPUs; Linux %s; host %s" % (cpu_model(), cpu_caches(), os.cpu_count(),
+                                                   platform.release(), platform.node())
+
+
 def ddt_list(env, build, np_=2):
     """[(pattern, size label, bytes)] of `ddt --list` on np_ ranks, in the
     order of the spec's tables (FFT is listed as FFT<np_>)."""

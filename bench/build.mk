@@ -33,6 +33,7 @@ BENCH_DEPS_STAMP := $(BUILD)/.deps-bench
 
 ALL_TARGETS += $(BENCH_BINS) $(BENCH_OUT)/mpi.env
 TEST_SUITES += "tests/bench/check.sh --bin $(BENCH_OUT)"
+TEST_SUITES += tests/bench/ratios.py
 DEMO_DEPS += bench-demo
 BENCH_DEPS += bench-full
 
@@ -59,9 +60,9 @@ $(BENCH_OUT)/pingpong: bench/pingpong/pingpong.c $(BENCH_COMMON) $(BENCH_HDRS) $
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MPICC) $(BENCH_CFLAGS) -o $@ $(filter %.c,$^)
 
-$(BENCH_OUT)/memcpy-bw: bench/memcpy-bw/memcpy-bw.c
+$(BENCH_OUT)/memcpy-bw: bench/memcpy-bw/memcpy-bw.c bench/common/stats.c bench/common/stats.h
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -pthread -o $@ $<
+	$(Q)$(CC) $(USER_CFLAGS) -Ibench/common -pthread -o $@ $(filter %.c,$^)
 
 # Which MPI the binaries use (rewritten when MPICC changes).
 $(BENCH_OUT)/mpi.env: FORCE_BENCH_ENV | $(BENCH_OMPI_DEP)
@@ -74,6 +75,8 @@ $(BENCH_OUT)/mpi.env: FORCE_BENCH_ENV | $(BENCH_OMPI_DEP)
 	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 .PHONY: FORCE_BENCH_ENV
 
+# make demo and make bench write their reports under $(BENCH_OUT)/results
+# (bench/compare's default: <--build>/results), never into the source tree.
 # make demo: quick subset of bench/ddt, pvas vs vader (<= 3 minutes)
 bench-demo: bench-build
 	$(Q)nice bench/compare --quick --name demo --build $(BENCH_OUT)
@@ -83,7 +86,7 @@ bench-full: bench-build
 	$(Q)nice bench/compare --bench all --name full --build $(BENCH_OUT)
 
 # make bench-tune: re-derive ob1's direct Rendezvous defaults on this machine
-# (bench/tune-direct: report in bench/results/, MCA parameter file
+# (bench/tune-direct: report in $(BENCH_OUT)/results/, MCA parameter file
 # $(BUILD)/pvas-direct-tuned.conf); TUNE_ARGS=--quick for a 1-5 minute run.
 # The prefix must have pml_ob1_direct_* (another one: MPICC=... MPIRUN=...).
 TUNE_ARGS ?=

@@ -30,3 +30,37 @@ void bench_usage_exit(int rank, const char *usage, int code)
 	MPI_Finalize();
 	exit(code);
 }
+
+int bench_getopt(int argc, char **argv, const char *shortopts, const struct option *lo, int rank,
+		 const char *usage, struct bench_opts *o)
+{
+	char so[64];
+	int ch;
+
+	snprintf(so, sizeof(so), "%sh", shortopts);
+	while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		switch (ch) {
+		case BENCH_OPT_FORMAT:
+			o->fmt = bench_parse_format(optarg);
+			break;
+		case BENCH_OPT_OUT:
+			o->out = optarg;
+			break;
+		case BENCH_OPT_INJECT:
+			o->inject = 1;
+			break;
+		case 'h':
+			bench_usage_exit(rank, usage, 0);
+		case '?':
+			bench_usage_exit(rank, usage, 2);
+		default:
+			return ch;
+		}
+	}
+	if (optind < argc) {
+		if (rank == 0)
+			fprintf(stderr, "%s: unexpected argument '%s'\n", bench_prog, argv[optind]);
+		bench_usage_exit(rank, usage, 2);
+	}
+	return -1;
+}

@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fnmatch.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,19 +81,17 @@ static int parse_int(const char *opt, const char *s, int min)
 
 static void parse(int argc, char **argv, struct cfg *c, int rank)
 {
-	enum { O_PAT = 256, O_SIZES, O_METH, O_OUTER, O_INNER, O_CHECK, O_FMT, O_OUT, O_SEED,
-	       O_LIST, O_INJECT };
+	enum { O_PAT = BENCH_OPT_OWN, O_SIZES, O_METH, O_OUTER, O_INNER, O_CHECK, O_SEED, O_LIST };
 	static const struct option lo[] = {
 		{"patterns", required_argument, 0, O_PAT}, {"sizes", required_argument, 0, O_SIZES},
 		{"methods", required_argument, 0, O_METH}, {"outer", required_argument, 0, O_OUTER},
 		{"inner", required_argument, 0, O_INNER},  {"check-only", no_argument, 0, O_CHECK},
-		{"format", required_argument, 0, O_FMT},   {"out", required_argument, 0, O_OUT},
-		{"seed", required_argument, 0, O_SEED},    {"list", no_argument, 0, O_LIST},
-		{"inject-error", no_argument, 0, O_INJECT}, {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0}};
+		{"seed", required_argument, 0, O_SEED},	   {"list", no_argument, 0, O_LIST},
+		BENCH_OPTIONS};
+	struct bench_opts bo = {.fmt = FMT_CSV};
 	int outer = -1, inner = -1, check = 0, ch;
 	memset(c, 0, sizeof(*c));
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((ch = bench_getopt(argc, argv, "", lo, rank, usage_text, &bo)) != -1) {
 		switch (ch) {
 		case O_PAT: c->patterns = optarg; break;
 		case O_SIZES: c->sizes = optarg; break;
@@ -102,24 +99,16 @@ static void parse(int argc, char **argv, struct cfg *c, int rank)
 		case O_OUTER: outer = parse_int("--outer", optarg, 1); break;
 		case O_INNER: inner = parse_int("--inner", optarg, 1); break;
 		case O_CHECK: check = 1; break;
-		case O_FMT: c->fmt = bench_parse_format(optarg); break;
-		case O_OUT: c->out = optarg; break;
 		case O_SEED:
 			c->o.seed = (unsigned)parse_int("--seed", optarg, 0);
 			c->seed_set = 1;
 			break;
 		case O_LIST: c->list = 1; break;
-		case O_INJECT: c->o.inject = 1; break;
-		case 'h':
-			bench_usage_exit(rank, usage_text, 0);
-		default:
-			bench_usage_exit(rank, usage_text, 2);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "ddt: unexpected argument '%s' (see --help)\n", argv[optind]);
-		exit(2);
-	}
+	c->fmt = bo.fmt;
+	c->out = bo.out;
+	c->o.inject = bo.inject;
 	c->o.outer = outer > 0 ? outer : check ? 2 : 10;
 	c->o.inner = inner > 0 ? inner : check ? 2 : 20;
 }

@@ -18,7 +18,6 @@
 #include <complex.h>
 #include <errno.h>
 #include <fftw3.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,33 +55,27 @@ static fftw_complex input(size_t row, size_t col, size_t n)
 
 int main(int argc, char **argv)
 {
-	int rank, p, n = 256, iters = 20, inject = 0, ch;
+	int rank, p, n = 256, iters = 20, ch;
 	double tol = 1e-10;
-	const char *outpath = NULL;
-	enum ddt_format fmt = FMT_CSV;
-	enum { O_FMT = 256, O_OUT, O_TOL, O_INJ };
-	static const struct option lo[] = {
-		{"size", required_argument, 0, 'n'},  {"iters", required_argument, 0, 'i'},
-		{"format", required_argument, 0, O_FMT}, {"out", required_argument, 0, O_OUT},
-		{"tolerance", required_argument, 0, O_TOL},
-		{"inject-error", no_argument, 0, O_INJ}, {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0}};
+	struct bench_opts o = {.fmt = FMT_CSV};
+	enum { O_TOL = BENCH_OPT_OWN };
+	static const struct option lo[] = {{"size", required_argument, 0, 'n'},
+					   {"iters", required_argument, 0, 'i'},
+					   {"tolerance", required_argument, 0, O_TOL},
+					   BENCH_OPTIONS};
 
 	bench_mpi_start(&argc, &argv, &rank, &p);
-	while ((ch = getopt_long(argc, argv, "n:i:h", lo, NULL)) != -1) {
-		switch (ch) {
-		case 'n': n = atoi(optarg); break;
-		case 'i': iters = atoi(optarg); break;
-		case O_FMT: fmt = bench_parse_format(optarg); break;
-		case O_OUT: outpath = optarg; break;
-		case O_TOL: tol = atof(optarg); break;
-		case O_INJ: inject = 1; break;
-		case 'h':
-			bench_usage_exit(rank, usage_text, 0);
-		default:
-			bench_usage_exit(rank, usage_text, 2);
-		}
+	while ((ch = bench_getopt(argc, argv, "n:i:", lo, rank, usage_text, &o)) != -1) {
+		if (ch == 'n')
+			n = atoi(optarg);
+		else if (ch == 'i')
+			iters = atoi(optarg);
+		else if (ch == O_TOL)
+			tol = atof(optarg);
 	}
+	const char *outpath = o.out;
+	enum ddt_format fmt = o.fmt;
+	int inject = o.inject;
 	if (n < p || n % p || iters < 1)
 		bench_die("bad arguments: --size %d must be a positive multiple of the %d ranks, "
 			  "--iters %d >= 1", n, p, iters);

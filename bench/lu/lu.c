@@ -20,7 +20,6 @@
 #include "stats.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,36 +151,32 @@ static void block(int n, int parts, int coord, int *len, int *start)
 
 int main(int argc, char **argv)
 {
-	int rank, p, nx = 128, ny = 128, iters = 100, inject = 0, ch;
+	int rank, p, nx = 128, ny = 128, iters = 100, ch;
 	double tol = 1e-12;
-	const char *face = "vector", *outpath = NULL;
-	enum ddt_format fmt = FMT_CSV;
-	enum { O_NX = 256, O_NY, O_FACE, O_FMT, O_OUT, O_TOL, O_INJ };
+	const char *face = "vector";
+	struct bench_opts o = {.fmt = FMT_CSV};
+	enum { O_NX = BENCH_OPT_OWN, O_NY, O_FACE, O_TOL };
 	static const struct option lo[] = {
-		{"nx", required_argument, 0, O_NX},      {"ny", required_argument, 0, O_NY},
-		{"iters", required_argument, 0, 'i'},    {"face", required_argument, 0, O_FACE},
-		{"format", required_argument, 0, O_FMT}, {"out", required_argument, 0, O_OUT},
-		{"tolerance", required_argument, 0, O_TOL},
-		{"inject-error", no_argument, 0, O_INJ}, {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0}};
+		{"nx", required_argument, 0, O_NX},	  {"ny", required_argument, 0, O_NY},
+		{"iters", required_argument, 0, 'i'},	  {"face", required_argument, 0, O_FACE},
+		{"tolerance", required_argument, 0, O_TOL}, BENCH_OPTIONS};
 
 	bench_mpi_start(&argc, &argv, &rank, &p);
-	while ((ch = getopt_long(argc, argv, "i:h", lo, NULL)) != -1) {
-		switch (ch) {
-		case O_NX: nx = atoi(optarg); break;
-		case O_NY: ny = atoi(optarg); break;
-		case 'i': iters = atoi(optarg); break;
-		case O_FACE: face = optarg; break;
-		case O_FMT: fmt = bench_parse_format(optarg); break;
-		case O_OUT: outpath = optarg; break;
-		case O_TOL: tol = atof(optarg); break;
-		case O_INJ: inject = 1; break;
-		case 'h':
-			bench_usage_exit(rank, usage_text, 0);
-		default:
-			bench_usage_exit(rank, usage_text, 2);
-		}
+	while ((ch = bench_getopt(argc, argv, "i:", lo, rank, usage_text, &o)) != -1) {
+		if (ch == O_NX)
+			nx = atoi(optarg);
+		else if (ch == O_NY)
+			ny = atoi(optarg);
+		else if (ch == 'i')
+			iters = atoi(optarg);
+		else if (ch == O_FACE)
+			face = optarg;
+		else if (ch == O_TOL)
+			tol = atof(optarg);
 	}
+	const char *outpath = o.out;
+	enum ddt_format fmt = o.fmt;
+	int inject = o.inject;
 	if (strcmp(face, "vector") && strcmp(face, "hvector") && strcmp(face, "hindexed"))
 		bench_die("bad --face %s (vector, hvector or hindexed)", face);
 

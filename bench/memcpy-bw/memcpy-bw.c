@@ -7,13 +7,14 @@
  * wall time of the slowest thread.  Prints CSV: threads, bytes per thread,
  * reps, median / min / max GB/s (1e9 B/s).
  */
+#include "stats.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static size_t size = 64u << 20;
 static int reps = 11;
@@ -24,13 +25,6 @@ struct worker {
 	pthread_barrier_t *bar;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -40,12 +34,6 @@ static void *work(void *arg)
 		pthread_barrier_wait(w->bar);
 	}
 	return NULL;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 static int run(int nt)
@@ -76,10 +64,10 @@ static int run(int nt)
 	}
 	for (int r = 0; r < reps + 1; r++) { /* rep 0 is a warm-up */
 		pthread_barrier_wait(&bar);
-		double t0 = now();
+		double t0 = bench_now_us();
 		pthread_barrier_wait(&bar);
 		if (r > 0)
-			bw[r - 1] = (double)size * nt / (now() - t0) / 1e9;
+			bw[r - 1] = (double)size * nt / (bench_now_us() - t0) / 1e3;
 	}
 	for (int i = 0; i < nt; i++) {
 		pthread_join(w[i].th, NULL);
@@ -87,8 +75,9 @@ static int run(int nt)
 		free(w[i].dst);
 	}
 	pthread_barrier_destroy(&bar);
-	qsort(bw, (size_t)reps, sizeof(double), cmp);
-	printf("%d,%zu,%d,%.3f,%.3f,%.3f\n", nt, size, reps, bw[reps / 2], bw[0], bw[reps - 1]);
+	struct bench_stats st;
+	bench_stats(bw, (size_t)reps, &st);
+	printf("%d,%zu,%d,%.3f,%.3f,%.3f\n", nt, size, reps, st.median, st.min, st.max);
 	fflush(stdout);
 	free(bw);
 	return 0;

@@ -12,7 +12,6 @@
 #include "stats.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,33 +39,29 @@ static unsigned char fillbyte(size_t i, int rank)
 
 int main(int argc, char **argv)
 {
-	int rank, p, step = 2, iters = 0, inject = 0, ch;
+	int rank, p, step = 2, iters = 0, ch;
 	long long minb = 1, maxb = 16 << 20;
-	const char *outpath = NULL;
-	enum ddt_format fmt = FMT_CSV;
-	enum { O_MIN = 256, O_MAX, O_STEP, O_FMT, O_OUT, O_INJ };
+	struct bench_opts o = {.fmt = FMT_CSV};
+	enum { O_MIN = BENCH_OPT_OWN, O_MAX, O_STEP };
 	static const struct option lo[] = {
-		{"min", required_argument, 0, O_MIN},    {"max", required_argument, 0, O_MAX},
-		{"step", required_argument, 0, O_STEP},  {"iters", required_argument, 0, 'i'},
-		{"format", required_argument, 0, O_FMT}, {"out", required_argument, 0, O_OUT},
-		{"inject-error", no_argument, 0, O_INJ}, {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0}};
+		{"min", required_argument, 0, O_MIN},	{"max", required_argument, 0, O_MAX},
+		{"step", required_argument, 0, O_STEP}, {"iters", required_argument, 0, 'i'},
+		BENCH_OPTIONS};
+
 	bench_mpi_start(&argc, &argv, &rank, &p);
-	while ((ch = getopt_long(argc, argv, "i:h", lo, NULL)) != -1) {
-		switch (ch) {
-		case O_MIN: minb = atoll(optarg); break;
-		case O_MAX: maxb = atoll(optarg); break;
-		case O_STEP: step = atoi(optarg); break;
-		case 'i': iters = atoi(optarg); break;
-		case O_FMT: fmt = bench_parse_format(optarg); break;
-		case O_OUT: outpath = optarg; break;
-		case O_INJ: inject = 1; break;
-		case 'h':
-			bench_usage_exit(rank, usage_text, 0);
-		default:
-			bench_usage_exit(rank, usage_text, 2);
-		}
+	while ((ch = bench_getopt(argc, argv, "i:", lo, rank, usage_text, &o)) != -1) {
+		if (ch == O_MIN)
+			minb = atoll(optarg);
+		else if (ch == O_MAX)
+			maxb = atoll(optarg);
+		else if (ch == O_STEP)
+			step = atoi(optarg);
+		else if (ch == 'i')
+			iters = atoi(optarg);
 	}
+	const char *outpath = o.out;
+	enum ddt_format fmt = o.fmt;
+	int inject = o.inject;
 	if (p < 2 || minb < 1 || maxb < minb || maxb > (1LL << 30) || (step != 2 && step != 4))
 		bench_die("bad arguments: need >= 2 ranks (have %d), 1 <= --min <= --max <= 1 GiB, "
 			  "--step 2 or 4", p);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "pvas.h"
+#include "stats.h"
 
 #define MAX_COUNTS 16
 #define MAX_BACKENDS 2
@@ -31,17 +32,31 @@ static const char usage[] =
 
 static double now_ms(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+	return bench_now_us() / 1e3;
 }
 
-static int cmp(const void *a, const void *b)
+/* "model name" of /proc/cpuinfo, caches from glibc (CPUID), CPU count. */
+static void print_machine(FILE *o)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	char line[256], model[192] = "unknown CPU";
+	FILE *c = fopen("/proc/cpuinfo", "r");
+	char *v;
 
-	return (x > y) - (x < y);
+	while (c && fgets(line, sizeof(line), c)) {
+		v = strchr(line, ':');
+		if (strncmp(line, "model name", 10) || !v)
+			continue;
+		v += strspn(v + 1, " \t") + 1;
+		snprintf(model, sizeof(model), "%s", v);
+		model[strcspn(model, "\n")] = '\0';
+		break;
+	}
+	if (c)
+		fclose(c);
+	fprintf(o, "Machine: %s; L1d %ld KiB, L2 %ld KiB, L3 %ld KiB (glibc sysconf); %ld CPUs.\n",
+		model, sysconf(_SC_LEVEL1_DCACHE_SIZE) / 1024,
+		sysconf(_SC_LEVEL2_CACHE_SIZE) / 1024, sysconf(_SC_LEVEL3_CACHE_SIZE) / 1024,
+		sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 static double run_pvas(pvas_group_t *g, const char *prog, int n)
@@ -138,6 +153,7 @@ int main(int argc, char **argv)
 					    { 0, 0, 0, 0 } };
 	int counts[MAX_COUNTS] = { 1, 16, 64, 256 }, nc = 4, rounds = 7, c, i, r, maxn = 0;
 	double *tp[MAX_BACKENDS][MAX_COUNTS], *tf[MAX_COUNTS], tcreate[MAX_BACKENDS];
+	struct bench_stats sp[MAX_BACKENDS][MAX_COUNTS], sf[MAX_COUNTS];
 	enum pvas_backend_kind kinds[MAX_BACKENDS] = { PVAS_BACKEND_AUTO };
 	const char *out = NULL, *names[MAX_BACKENDS];
 	pvas_group_t *g[MAX_BACKENDS];
@@ -236,13 +252,14 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < nc; i++) {
 		for (b = 0; b < nb; b++)
-			qsort(tp[b][i], (size_t)rounds, sizeof(double), cmp);
-		qsort(tf[i], (size_t)rounds, sizeof(double), cmp);
+			bench_stats(tp[b][i], (size_t)rounds, &sp[b][i]);
+		bench_stats(tf[i], (size_t)rounds, &sf[i]);
 	}
 	for (int pass = 0; pass < (f ? 2 : 1); pass++) {
 		FILE *o = pass ? f : stdout;
 
 		fprintf(o, "# Spawn and reap N tasks: pvas_spawn vs fork+execve\n\n");
+		print_machine(o);
 		fprintf(o, "Program: `%s`; %d rounds, the methods' order rotating every round; "
 			   "medians in ms, [min-max] over rounds.\n",
 			argv[optind], rounds);
@@ -257,16 +274,11 @@ int main(int argc, char **argv)
 			fprintf(o, "---|---|");
 		fprintf(o, "---|\n");
 		for (i = 0; i < nc; i++) {
-			double mf = tf[i][rounds / 2];
-
 			fprintf(o, "| %d |", counts[i]);
-			for (b = 0; b < nb; b++) {
-				double mp = tp[b][i][rounds / 2];
-
-				fprintf(o, " %.2f [%.2f-%.2f] | %.2f |", mp, tp[b][i][0],
-					tp[b][i][rounds - 1], mp / mf);
-			}
-			fprintf(o, " %.2f [%.2f-%.2f] |\n", mf, tf[i][0], tf[i][rounds - 1]);
+			for (b = 0; b < nb; b++)
+				fprintf(o, " %.2f [%.2f-%.2f] | %.2f |", sp[b][i].median,
+					sp[b][i].min, sp[b][i].max, sp[b][i].median / sf[i].median);
+			fprintf(o, " %.2f [%.2f-%.2f] |\n", sf[i].median, sf[i].min, sf[i].max);
 		}
 	}
 	if (f)

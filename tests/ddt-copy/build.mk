@@ -6,8 +6,7 @@
 #   tests/ddt-copy/ddt_gen.{c,h}            its random datatype-pair generator
 #                                           (MPI API only), shared with
 #                                           tests/mpi/src/ddt_sendrecv_fuzz.c
-#   $(BUILD)/tests/ddt-copy/ddt_copy_bench  engine vs MPI_Pack+MPI_Unpack table
-#                                           (`make ddt-copy-bench` runs it)
+# (The engine's benchmark is bench/ddt-copy.)
 # Built with the PVAS Open MPI prefix's mpicc (OMPI_PREFIX, ompi-btl/build.mk);
 # they call libopen-pal directly (opal/datatype/opal_datatype_direct.h is a
 # devel header of the prefix).  Single-process MPI programs (singleton
@@ -16,8 +15,7 @@
 DDTC_BIN := $(BUILD)/tests/ddt-copy
 DDTC_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow
 DDTC_INC = -I$(OMPI_PREFIX)/include/openmpi
-DDTC_PROGS := $(DDTC_BIN)/ddt_fuzz $(DDTC_BIN)/ddt_copy_bench
-DDTC_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self
+DDTC_PROGS := $(DDTC_BIN)/ddt_fuzz
 
 ALL_TARGETS += $(DDTC_PROGS)
 TEST_SUITES += tests/ddt-copy/ddt-fuzz.sh
@@ -29,7 +27,3 @@ $(DDTC_BIN)/%: tests/ddt-copy/%.c | ompi
 $(DDTC_BIN)/ddt_fuzz: tests/ddt-copy/ddt_fuzz.c tests/ddt-copy/ddt_gen.c tests/ddt-copy/ddt_gen.h | ompi
 	@mkdir -p $(@D)
 	$(OMPI_PREFIX)/bin/mpicc $(DDTC_CFLAGS) $(DDTC_INC) -o $@ $(filter %.c,$^) -lopen-pal
-
-.PHONY: ddt-copy-bench
-ddt-copy-bench: $(DDTC_BIN)/ddt_copy_bench
-	env $(DDTC_ENV) $(DDTC_BIN)/ddt_copy_bench
