@@ -18,13 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
 
@@ -122,37 +122,84 @@ static int start_root(int lfd, const char *key)
 	return 0;
 }
 
-static int connect_root(const char *key)
+/*
+ * The ranks of a job on this node elect the one that starts the root under
+ * a flock (a sleeping wait): on ORTE's session directory of the daemon that
+ * starts them (OMPI_FILE_LOCATION), else on $TMPDIR or /tmp.  Whoever holds
+ * it finds a listening root or binds and listens itself before unlocking,
+ * so nobody ever sees the name bound but not yet listening.
+ */
+static int lock_election(const char **what)
+{
+	const char *dirs[3] = { getenv("OMPI_FILE_LOCATION"), getenv("TMPDIR"), "/tmp" };
+	int i, fd = -1;
+
+	for (i = 0; i < 3 && fd < 0; i++)
+		if (dirs[i] && *dirs[i])
+			fd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		*what = "open a directory to lock (OMPI_FILE_LOCATION, TMPDIR, /tmp)";
+		return -1;
+	}
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			*what = "flock the election directory";
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* Connect to the job's root, starting it if there is none.  On failure,
+ * *what names the operation that failed (errno is set). */
+static int connect_root(const char *key, const char **what)
 {
 	struct sockaddr_un a;
 	socklen_t len;
-	int i;
+	int fd, lfd = -1, lock, err;
 
 	set_addr(&a, &len, key);
-	for (i = 0; i < 500; i++) {
-		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), lfd;
-		struct timespec nap = { 0, 10000000 };
-
-		if (fd < 0)
-			return -1;
-		if (!connect(fd, (struct sockaddr *)&a, len))
-			return fd;
+	lock = lock_election(what);
+	if (lock < 0)
+		return -1;
+	*what = "socket";
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || !connect(fd, (struct sockaddr *)&a, len))
+		goto out;
+	err = errno;
+	close(fd);
+	fd = -1;
+	errno = err;
+	*what = "connect";
+	if (err != ECONNREFUSED && err != ENOENT)
+		goto out;
+	/* No root: start it on a socket that is listening before we unlock. */
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	*what = "bind and listen";
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, len) || listen(lfd, 256))
+		goto out;
+	close(lock); /* the root must not inherit the lock */
+	lock = -1;
+	*what = "start the node root";
+	if (start_root(lfd, key))
+		goto out;
+	*what = "connect to the new node root";
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, len)) {
+		err = errno;
 		close(fd);
-		if (errno != ECONNREFUSED && errno != ENOENT)
-			return -1;
-		/* No root yet: try to become the one that starts it. */
-		lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-		if (lfd >= 0 && !bind(lfd, (struct sockaddr *)&a, len) && !listen(lfd, 256)) {
-			start_root(lfd, key);
-			close(lfd);
-			continue;
-		}
-		if (lfd >= 0)
-			close(lfd);
-		nanosleep(&nap, NULL); /* another rank is starting it */
+		fd = -1;
+		errno = err;
 	}
-	errno = ETIMEDOUT;
-	return -1;
+out:
+	err = errno;
+	if (lfd >= 0)
+		close(lfd);
+	if (lock >= 0)
+		close(lock);
+	errno = err;
+	return fd;
 }
 
 static int send_spawn(int fd, const char *path, char **argv)
@@ -237,6 +284,7 @@ int pvas_ompi_agent(int argc, char **argv)
 	char key[128], path[PATH_MAX];
 	struct agent_reply rep;
 	struct pollfd pfd[2];
+	const char *what = NULL;
 	sigset_t fwd;
 	int fd, sfd, sig;
 
@@ -272,9 +320,13 @@ int pvas_ompi_agent(int argc, char **argv)
 	sigdelset(&fwd, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	sfd = signalfd(-1, &fwd, SFD_CLOEXEC);
-	fd = connect_root(key);
-	if (fd < 0 || sfd < 0) {
-		fprintf(stderr, "%s: node root for job %s: %s\n", ME, key, strerror(errno));
+	if (sfd < 0) {
+		fprintf(stderr, "%s: signalfd: %s\n", ME, strerror(errno));
+		return 1;
+	}
+	fd = connect_root(key, &what);
+	if (fd < 0) {
+		fprintf(stderr, "%s: node root @%s: %s: %s\n", ME, key, what, strerror(errno));
 		return 1;
 	}
 	if (send_spawn(fd, path, argv)) {
