@@ -354,6 +354,16 @@ static const char *write_file(const char *name, const void *data, size_t len)
 TEST(error_not_pie)
 {
 	expect_spawn_error(_metadata, bin("t_nopie"), NULL, NULL, ENOEXEC, "not a PIE");
+	/* the message says how to fix it */
+	expect_spawn_error(_metadata, bin("t_nopie"), NULL, NULL, ENOEXEC,
+			   "rebuild with -fPIE -pie, or -static-pie");
+}
+
+TEST(error_asan_program)
+{
+	expect_spawn_error(_metadata, bin("t_asan"), NULL, NULL, ENOEXEC,
+			   "built with AddressSanitizer, whose shadow memory is one per address "
+			   "space; rebuild without -fsanitize=address");
 }
 
 TEST(error_missing_file)
