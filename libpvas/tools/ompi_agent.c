@@ -279,14 +279,72 @@ static _Noreturn void mirror(int st)
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 }
 
+/* Is path an ELF file?  (An unreadable one counts as ELF: the root's
+ * loader then reports why it cannot be opened.) */
+static int is_elf(const char *path)
+{
+	char magic[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 1;
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	return n != (ssize_t)sizeof(magic) ? n < 0 : !memcmp(magic, "\177ELF", 4);
+}
+
+/*
+ * path is a script (or any non-ELF program): exec it as an ordinary
+ * process, the way ORTE would, with the hand-off library preloaded so that
+ * the MPI program it finally runs re-enters us as `--ompi-rank`.
+ */
+static int exec_with_handoff(const char *path, char **argv)
+{
+	char self[PATH_MAX], lib[PATH_MAX + 64], *cut, *list;
+	const char *pre = getenv("LD_PRELOAD");
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0) {
+		fprintf(stderr, "%s: readlink /proc/self/exe: %s\n", ME, strerror(errno));
+		return 127;
+	}
+	self[n] = 0;
+	snprintf(lib, sizeof(lib), "%s", self);
+	for (int up = 0; up < 2; up++) { /* <prefix>/bin/pvasrun -> <prefix> */
+		cut = strrchr(lib, '/');
+		if (cut)
+			*cut = 0;
+	}
+	snprintf(lib + strlen(lib), sizeof(lib) - strlen(lib), "/%s", PVAS_RANK_HANDOFF_LIB);
+	if (access(lib, R_OK)) {
+		fprintf(stderr,
+			"%s: %s is not an ELF program (a script?); the MPI program it runs "
+			"becomes a PVAS task through %s: %s\n",
+			ME, path, lib, strerror(errno));
+		return 127;
+	}
+	list = malloc(strlen(lib) + (pre ? strlen(pre) : 0) + 2);
+	if (!list) {
+		fprintf(stderr, "%s: LD_PRELOAD for %s: %s\n", ME, path, strerror(ENOMEM));
+		return 127;
+	}
+	sprintf(list, "%s%s%s", lib, pre && *pre ? ":" : "", pre && *pre ? pre : "");
+	if (setenv("LD_PRELOAD", list, 1) || setenv(PVAS_ENV_RANK_AGENT, self, 1)) {
+		fprintf(stderr, "%s: setenv for %s: %s\n", ME, path, strerror(errno));
+		return 127;
+	}
+	free(list);
+	execv(path, argv);
+	fprintf(stderr, "%s: exec %s: %s\n", ME, path, strerror(errno));
+	return 127;
+}
+
+static int run_as_task(const char *key, const char *path, char **argv);
+
 int pvas_ompi_agent(int argc, char **argv)
 {
 	char key[128], path[PATH_MAX];
-	struct agent_reply rep;
-	struct pollfd pfd[2];
-	const char *what = NULL;
-	sigset_t fwd;
-	int fd, sfd, sig;
 
 	if (argc < 1) {
 		fprintf(stderr, "%s: no application given\n", ME);
@@ -297,6 +355,41 @@ int pvas_ompi_agent(int argc, char **argv)
 		fprintf(stderr, "%s: exec %s: %s\n", ME, argv[0], strerror(errno));
 		return 127;
 	}
+	if (resolve(argv[0], path)) {
+		fprintf(stderr, "%s: %s: %s\n", ME, argv[0], strerror(errno));
+		return 127;
+	}
+	if (!is_elf(path))
+		return exec_with_handoff(path, argv);
+	return run_as_task(key, path, argv);
+}
+
+int pvas_ompi_rank(int argc, char **argv)
+{
+	char key[128];
+
+	if (argc < 2) {
+		fprintf(stderr, "pvasrun --ompi-rank: want EXE ARGV0 [ARGS...]\n");
+		return 1;
+	}
+	/* The script may have changed the btl list or the job's variables. */
+	if (!wants_pvas() || job_key(key, sizeof(key))) {
+		execv(argv[0], argv + 1);
+		fprintf(stderr, "pvasrun --ompi-rank: exec %s: %s\n", argv[0], strerror(errno));
+		return 127;
+	}
+	return run_as_task(key, argv[0], argv + 1);
+}
+
+/* Hand path to the job's node root as a PVAS task; stay as its stand-in. */
+static int run_as_task(const char *key, const char *path, char **argv)
+{
+	struct agent_reply rep;
+	struct pollfd pfd[2];
+	const char *what = NULL;
+	sigset_t fwd;
+	int fd, sfd, sig;
+
 	/* If mpirun or orted dies, even by SIGKILL, so do we; the root then
 	 * kills the task.  (Checked against a parent that is already gone.) */
 	pid_t parent = getppid();
@@ -304,10 +397,6 @@ int pvas_ompi_agent(int argc, char **argv)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent) {
 		fprintf(stderr, "%s: parent %d gone before %s started\n", ME, (int)parent, argv[0]);
 		return 1;
-	}
-	if (resolve(argv[0], path)) {
-		fprintf(stderr, "%s: %s: %s\n", ME, argv[0], strerror(errno));
-		return 127;
 	}
 	/* Every signal ORTE may send is forwarded; SIGKILL of this stub
 	 * closes the socket, and the root then kills the task. */
