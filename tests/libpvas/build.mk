@@ -5,7 +5,7 @@
 #                                its shadow is one per address space)
 TL_DIR := $(BUILD)/tests/libpvas
 TS_DIR := $(BUILD)/tests/libpvas-san
-TL_TASKS := t_identity t_export t_threads t_malloc t_forkexec t_segv t_stdio t_signal
+TL_TASKS := t_identity t_export t_threads t_malloc t_forkexec t_segv t_stdio t_signal t_import
 TL_TASK_HDR := tests/libpvas/tasks/task_util.h include/pvas.h
 TL_ERR_PROGS := t_nopie t_badinterp t_asan
 TL_BINS := $(TL_DIR)/test_libpvas $(TL_TASKS:%=$(TL_DIR)/%) $(TL_ERR_PROGS:%=$(TL_DIR)/%)
