@@ -46,6 +46,22 @@ $(BUILD)/lib/pkgconfig/pvas.pc: libpvas/pvas.pc.in
 	@mkdir -p $(@D)
 	sed 's|@PREFIX@|$(abspath $(BUILD))|; s|^includedir=.*|includedir=$(abspath include)|' $< > $@
 
+# The wrapper-script hand-off (docs/ompi-launch.md): preloaded into a
+# script's programs, found by pvasrun at <its prefix>/lib/pvas/.
+PVAS_RANK_HANDOFF_REL := lib/pvas/rank-handoff.so
+PVAS_RANK_HANDOFF := $(BUILD)/$(PVAS_RANK_HANDOFF_REL)
+ALL_TARGETS += $(PVAS_RANK_HANDOFF)
+$(PVAS_RANK_HANDOFF): libpvas/tools/rank_handoff.c libpvas/tools/agent_proto.h | deps-base
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -fPIC -shared -Wl,-z,defs -o $@ $<
+
+# pvasrun's hand-off library goes next to the prefix's fork agent
+# (ompi-btl/build.mk's ompi-agent target installs bin/pvasrun there).
+.PHONY: ompi-agent-handoff
+ALL_TARGETS += ompi-agent-handoff
+ompi-agent-handoff: ompi $(PVAS_RANK_HANDOFF)
+	$(Q)install -C -D -m 644 $(PVAS_RANK_HANDOFF) $(OMPI_PREFIX)/$(PVAS_RANK_HANDOFF_REL)
+
 PVASRUN_SRCS := libpvas/tools/pvasrun.c libpvas/tools/ompi_agent.c libpvas/tools/node_root.c
 $(PVASRUN): $(PVASRUN_SRCS) libpvas/tools/agent_proto.h $(LIBPVAS_A) include/pvas.h
 	@mkdir -p $(@D)
@@ -57,7 +73,7 @@ $(PVASRUN_ASAN): $(PVASRUN_SRCS) libpvas/tools/agent_proto.h $(LIBPVAS_ASAN_A) i
 	$(CC) $(USER_CFLAGS) $(SAN_FLAGS) -o $@ $(PVASRUN_SRCS) $(LIBPVAS_ASAN_A) $(HWLOC_LIBS) -lpthread
 
 .PHONY: install
-install: $(LIBPVAS_A) $(LIBPVAS_SO) $(PVASRUN)
+install: $(LIBPVAS_A) $(LIBPVAS_SO) $(PVASRUN) $(PVAS_RANK_HANDOFF)
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/pvas.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBPVAS_A) $(DESTDIR)$(PREFIX)/lib/
@@ -66,6 +82,7 @@ install: $(LIBPVAS_A) $(LIBPVAS_SO) $(PVASRUN)
 	ln -sf libpvas.so.0.1 $(DESTDIR)$(PREFIX)/lib/libpvas.so
 	sed 's|@PREFIX@|$(PREFIX)|' libpvas/pvas.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pvas.pc
 	install -m 755 $(PVASRUN) $(DESTDIR)$(PREFIX)/bin/
+	install -D -m 644 $(PVAS_RANK_HANDOFF) $(DESTDIR)$(PREFIX)/$(PVAS_RANK_HANDOFF_REL)
 
 # `make demo`, first part: 8 tasks in one address space, then a quick spawn
 # benchmark (the DDT comparison follows, from bench/build.mk).

@@ -250,6 +250,7 @@ __attribute__((no_sanitize_address)) int pvas_child_main(void *arg)
 	atomic_store(&c->g->ctl->slot[c->slot].pid, (pid_t)syscall(SYS_getpid));
 	atomic_store(&c->g->ctl->slot[c->slot].state, SLOT_LIVE);
 	atomic_fetch_add(&c->g->ctl->ntasks, 1);
+	pvas_slot_changed(&c->g->ctl->slot[c->slot]);
 	mask = c->mask;
 	close_cloexec_fds(fd);
 	st.ok = 1;

@@ -125,7 +125,7 @@ int pvas_create(const struct pvas_group_attr *attr, pvas_group_t **out)
 	for (i = 0; i < a.partition_count; i++)
 		g->pidfds[i] = -1;
 	g->ctl->magic = PVAS_CTL_MAGIC;
-	g->ctl->version = 1;
+	g->ctl->version = PVAS_CTL_VERSION;
 	g->ctl->root_pid = getpid();
 	g->ctl->part_size = a.partition_size;
 	g->ctl->part_count = a.partition_count;

@@ -7,10 +7,13 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "pvas.h"
 
 #define PVAS_CTL_MAGIC 0x5056415343544c31ULL /* "PVASCTL1" */
+/* Layout of struct pvas_ctl; a task trusts only a block of its own layout. */
+#define PVAS_CTL_VERSION 2
 /* Environment entry through which a task finds its group:
  * PVAS_TASK=<root pid>:<control block address, hex>:<task id>:<generation> */
 #define PVAS_ENV_TASK "PVAS_TASK"
@@ -23,6 +26,9 @@ struct pvas_ctl_slot {
 	_Atomic pid_t pid;
 	_Atomic uint32_t gen;	/* bumped each time the slot is reused */
 	_Atomic(void *) export_ptr;
+	/* Futex word: bumped, and its waiters woken, after every change of
+	 * state or export_ptr (pvas_slot_changed). */
+	_Atomic uint32_t event;
 	uintptr_t boot_stack;	/* root-owned clone stack, freed at reap */
 	size_t boot_stack_size;
 };
@@ -87,6 +93,17 @@ static inline uintptr_t pvas_part_lo(const struct pvas_ctl *c, unsigned slot)
 /* Record a failure: "<op>: <object>: <strerror(err)>"; sets errno = err. */
 void pvas_set_error(const char *op, const char *object, int err);
 void pvas_set_errorf(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Futex waits inside the group (futex.c).  pvas_futex_wait sleeps while
+ * *word == val, until woken or until the absolute CLOCK_MONOTONIC deadline
+ * (NULL: none); returns 0 or -errno (EAGAIN: *word had changed, EINTR,
+ * ETIMEDOUT).
+ */
+int pvas_futex_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *deadline);
+void pvas_futex_wake_all(_Atomic uint32_t *word);
+/* Announce a change of a slot's state or export pointer to its waiters. */
+void pvas_slot_changed(struct pvas_ctl_slot *s);
 
 /* The group the calling process belongs to (task) or created last (root). */
 struct pvas_ctl *pvas_current_ctl(int *task_id);

@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -87,7 +88,10 @@ static int open_image(struct image *im, const char *path, int is_interp,
 	    im->eh.e_machine != EM_X86_64 || im->eh.e_version != EV_CURRENT)
 		return fail(e, "load ELF (not an x86-64 ELF64 file)", path, ENOEXEC);
 	if (im->eh.e_type == ET_EXEC)
-		return fail(e, "load ELF (not a PIE: position-dependent executable)", path, ENOEXEC);
+		return fail(e,
+			    "load ELF (not a PIE: position-dependent executable; rebuild with "
+			    "-fPIE -pie, or -static-pie for a static program)",
+			    path, ENOEXEC);
 	if (im->eh.e_type != ET_DYN)
 		return fail(e, "load ELF (not an executable)", path, ENOEXEC);
 	if (im->eh.e_phentsize != sizeof(Elf64_Phdr) || im->eh.e_phnum == 0 ||
@@ -192,6 +196,76 @@ static int map_image(struct image *im, uintptr_t at, int map_flag, const char *p
 	for (i = 0; i < im->eh.e_phnum; i++)
 		if (im->ph[i].p_type == PT_PHDR)
 			im->phdr_addr = im->bias + im->ph[i].p_vaddr;
+	return 0;
+}
+
+/* Is [vaddr, vaddr + size) inside a readable PT_LOAD of the image? */
+static int readable(const struct image *im, uint64_t vaddr, uint64_t size)
+{
+	int i;
+
+	for (i = 0; i < im->eh.e_phnum; i++) {
+		const Elf64_Phdr *ph = &im->ph[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && vaddr >= ph->p_vaddr &&
+		    size <= ph->p_memsz && vaddr - ph->p_vaddr <= ph->p_memsz - size)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Programs built with a sanitizer whose shadow memory is one fixed region
+ * per address space cannot be tasks: it is the root's (or nobody's).
+ * Recognised by the runtime in DT_NEEDED (gcc and clang link it
+ * dynamically by default).  Runs on the mapped image.
+ */
+static int check_sanitizer(const struct image *im, const char *path, struct pvas_load_error *e)
+{
+	static const struct {
+		const char *lib, *name, *flag;
+	} rt[] = {
+		{ "libasan.so", "AddressSanitizer", "-fsanitize=address" },
+		{ "libhwasan.so", "HWAddressSanitizer", "-fsanitize=hwaddress" },
+		{ "libtsan.so", "ThreadSanitizer", "-fsanitize=thread" },
+	};
+	const Elf64_Dyn *dyn = NULL;
+	uint64_t ndyn = 0, strtab = 0, strsz = 0, k;
+	char op[sizeof(e->op)];
+	size_t r;
+	int i;
+
+	for (i = 0; i < im->eh.e_phnum; i++)
+		if (im->ph[i].p_type == PT_DYNAMIC &&
+		    readable(im, im->ph[i].p_vaddr, im->ph[i].p_memsz)) {
+			dyn = (const Elf64_Dyn *)(im->bias + im->ph[i].p_vaddr);
+			ndyn = im->ph[i].p_memsz / sizeof(*dyn);
+		}
+	for (k = 0; k < ndyn && dyn[k].d_tag != DT_NULL; k++) {
+		if (dyn[k].d_tag == DT_STRTAB)
+			strtab = dyn[k].d_un.d_ptr;
+		else if (dyn[k].d_tag == DT_STRSZ)
+			strsz = dyn[k].d_un.d_val;
+	}
+	if (!strtab || !strsz || !readable(im, strtab, strsz))
+		return 0;
+	for (k = 0; k < ndyn && dyn[k].d_tag != DT_NULL; k++) {
+		const char *name = (const char *)(im->bias + strtab + dyn[k].d_un.d_val);
+
+		if (dyn[k].d_tag != DT_NEEDED || dyn[k].d_un.d_val >= strsz)
+			continue;
+		for (r = 0; r < sizeof(rt) / sizeof(rt[0]); r++) {
+			size_t n = strlen(rt[r].lib);
+
+			if (dyn[k].d_un.d_val + n > strsz || strncmp(name, rt[r].lib, n))
+				continue;
+			snprintf(op, sizeof(op),
+				 "load ELF (built with %s, whose shadow memory is one per address "
+				 "space; rebuild without %s)",
+				 rt[r].name, rt[r].flag);
+			return fail(e, op, path, ENOEXEC);
+		}
+	}
 	return 0;
 }
 
@@ -369,7 +443,8 @@ int pvas_load(const struct pvas_load_req *req, struct pvas_load_result *res,
 		fail(e, "load (program larger than its partition)", req->path, EFBIG);
 		goto out;
 	}
-	if (map_image(&prog, at, req->map_flag, req->path, e))
+	if (map_image(&prog, at, req->map_flag, req->path, e) ||
+	    check_sanitizer(&prog, req->path, e))
 		goto out;
 	res->prog_base = prog.bias;
 	res->entry = prog.bias + prog.eh.e_entry;

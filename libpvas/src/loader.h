@@ -24,7 +24,7 @@
 /* What failed in the task before it started, sent back to the root. */
 struct pvas_load_error {
 	int err;            /* errno value, 0 if none */
-	char op[96];        /* operation, e.g. "open interpreter" */
+	char op[160];       /* operation, e.g. "open interpreter" */
 	char object[PATH_MAX]; /* file or object */
 };
 

@@ -46,7 +46,8 @@ static void find_task_group(void)
 	if (syscall(SYS_kcmp, getpid(), root, KCMP_VM, 0, 0) != 0)
 		return; /* not (or no longer) in that address space */
 	c = (struct pvas_ctl *)addr;
-	if (c->magic != PVAS_CTL_MAGIC || c->root_pid != root || (unsigned)slot >= c->part_count ||
+	if (c->magic != PVAS_CTL_MAGIC || c->version != PVAS_CTL_VERSION || c->root_pid != root ||
+	    (unsigned)slot >= c->part_count ||
 	    atomic_load(&c->slot[slot].gen) != gen)
 		return;
 	task_ctl = c;
@@ -140,17 +141,36 @@ int pvas_export(void *ptr)
 		return -1;
 	}
 	atomic_store(&c->slot[id].export_ptr, ptr);
+	pvas_slot_changed(&c->slot[id]);
 	return 0;
 }
 
+/* Deadline timeout_ms from now on CLOCK_MONOTONIC. */
+static void deadline_in(struct timespec *t, int timeout_ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += timeout_ms / 1000;
+	t->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
+/*
+ * Sleeps on the slot's futex word (internal.h): the exporting task, the
+ * child going live and the root reclaiming the slot all wake it.  The task
+ * waited for is the one live in the slot when first seen (identified by
+ * the slot's generation): ESRCH once it is no longer live, also if another
+ * task has taken the slot in the meantime.
+ */
 void *pvas_import(int task_id, int timeout_ms)
 {
-	int self;
+	int self, seen_live = 0, r, saved_errno = errno;
 	struct pvas_ctl *c = need_ctl("pvas_import", &self);
-	struct timespec start, now, nap = { 0, 50000 };
-	long spins = 0;
-	int seen_live = 0;
-	void *p;
+	struct pvas_ctl_slot *s;
+	struct timespec deadline;
+	uint32_t live_gen = 0;
 
 	if (!c)
 		return NULL;
@@ -159,31 +179,43 @@ void *pvas_import(int task_id, int timeout_ms)
 				c->part_count);
 		return NULL;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	s = &c->slot[task_id];
+	if (timeout_ms > 0)
+		deadline_in(&deadline, timeout_ms);
 	for (;;) {
-		int st = atomic_load(&c->slot[task_id].state);
+		uint32_t ev = atomic_load(&s->event), gen = atomic_load(&s->gen);
+		int st = atomic_load(&s->state);
+		void *p = atomic_load(&s->export_ptr);
 
-		p = atomic_load(&c->slot[task_id].export_ptr);
-		if (p)
-			return p;
-		/* A free slot may be filled soon (spawning is sequential); a
-		 * task that was live and is not any more has ended. */
-		if (st == SLOT_LIVE)
+		if (atomic_load(&s->gen) != gen)
+			continue; /* the slot changed hands while we looked */
+		if (st == SLOT_LIVE) {
+			if (seen_live && gen != live_gen)
+				break; /* ours ended, a new task took the slot */
 			seen_live = 1;
-		else if (seen_live || st == SLOT_DEAD) {
-			pvas_set_errorf(ESRCH, "pvas_import: task %d ended", task_id);
+			live_gen = gen;
+			if (p) {
+				errno = saved_errno; /* EAGAIN/EINTR of the waits */
+				return p;
+			}
+		} else if (seen_live || st == SLOT_DEAD) {
+			break;
+		}
+		/* A free slot may be filled soon (spawning is sequential). */
+		if (timeout_ms == 0)
+			goto timed_out;
+		r = pvas_futex_wait(&s->event, ev, timeout_ms > 0 ? &deadline : NULL);
+		if (r == -ETIMEDOUT)
+			goto timed_out;
+		if (r && r != -EAGAIN && r != -EINTR) {
+			pvas_set_errorf(-r, "pvas_import: futex wait on task %d's export slot",
+					task_id);
 			return NULL;
 		}
-		if (timeout_ms == 0)
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (timeout_ms > 0 && (now.tv_sec - start.tv_sec) * 1000 +
-						  (now.tv_nsec - start.tv_nsec) / 1000000 >=
-					  timeout_ms)
-			break;
-		if (++spins > 100)
-			nanosleep(&nap, NULL);
 	}
+	pvas_set_errorf(ESRCH, "pvas_import: task %d ended", task_id);
+	return NULL;
+timed_out:
 	pvas_set_errorf(ETIMEDOUT, "pvas_import: task %d exported nothing within %d ms", task_id,
 			timeout_ms);
 	return NULL;

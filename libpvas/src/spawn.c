@@ -109,6 +109,7 @@ static void release_slot(struct pvas_group *g, unsigned slot)
 	atomic_store(&s->export_ptr, NULL);
 	atomic_store(&s->pid, 0);
 	atomic_store(&s->state, SLOT_FREE);
+	pvas_slot_changed(s); /* pvas_import waiters: the task has ended */
 }
 
 static ssize_t read_status(int fd, struct pvas_child_status *st)

@@ -44,9 +44,21 @@ struct agent_reply {
 	char msg[512];
 };
 
+/*
+ * Ranks started through a script (docs/ompi-launch.md): the agent execs the
+ * script with PVAS_RANK_HANDOFF_LIB (relative to the prefix of its own
+ * executable) in LD_PRELOAD and its own path in PVAS_ENV_RANK_AGENT; the
+ * library re-enters the agent as `pvasrun --ompi-rank EXE ARGV...` from
+ * the first program that links libmpi.
+ */
+#define PVAS_ENV_RANK_AGENT "PVAS_OMPI_RANK_AGENT"
+#define PVAS_RANK_HANDOFF_LIB "lib/pvas/rank-handoff.so"
+
 /* Root side: serve the job's ranks on listening socket lfd; never returns. */
 _Noreturn void pvas_node_root(int lfd, const char *key);
 /* Stub side: run argv as a PVAS task (or exec it); returns an exit code. */
 int pvas_ompi_agent(int argc, char **argv);
+/* Stub side, re-entered from a script: argv = EXE ARGV0 ARGS... */
+int pvas_ompi_rank(int argc, char **argv);
 
 #endif

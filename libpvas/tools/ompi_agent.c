@@ -18,13 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
 
@@ -122,37 +122,84 @@ static int start_root(int lfd, const char *key)
 	return 0;
 }
 
-static int connect_root(const char *key)
+/*
+ * The ranks of a job on this node elect the one that starts the root under
+ * a flock (a sleeping wait): on ORTE's session directory of the daemon that
+ * starts them (OMPI_FILE_LOCATION), else on $TMPDIR or /tmp.  Whoever holds
+ * it finds a listening root or binds and listens itself before unlocking,
+ * so nobody ever sees the name bound but not yet listening.
+ */
+static int lock_election(const char **what)
+{
+	const char *dirs[3] = { getenv("OMPI_FILE_LOCATION"), getenv("TMPDIR"), "/tmp" };
+	int i, fd = -1;
+
+	for (i = 0; i < 3 && fd < 0; i++)
+		if (dirs[i] && *dirs[i])
+			fd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		*what = "open a directory to lock (OMPI_FILE_LOCATION, TMPDIR, /tmp)";
+		return -1;
+	}
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			*what = "flock the election directory";
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* Connect to the job's root, starting it if there is none.  On failure,
+ * *what names the operation that failed (errno is set). */
+static int connect_root(const char *key, const char **what)
 {
 	struct sockaddr_un a;
 	socklen_t len;
-	int i;
+	int fd, lfd = -1, lock, err;
 
 	set_addr(&a, &len, key);
-	for (i = 0; i < 500; i++) {
-		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), lfd;
-		struct timespec nap = { 0, 10000000 };
-
-		if (fd < 0)
-			return -1;
-		if (!connect(fd, (struct sockaddr *)&a, len))
-			return fd;
+	lock = lock_election(what);
+	if (lock < 0)
+		return -1;
+	*what = "socket";
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || !connect(fd, (struct sockaddr *)&a, len))
+		goto out;
+	err = errno;
+	close(fd);
+	fd = -1;
+	errno = err;
+	*what = "connect";
+	if (err != ECONNREFUSED && err != ENOENT)
+		goto out;
+	/* No root: start it on a socket that is listening before we unlock. */
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	*what = "bind and listen";
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, len) || listen(lfd, 256))
+		goto out;
+	close(lock); /* the root must not inherit the lock */
+	lock = -1;
+	*what = "start the node root";
+	if (start_root(lfd, key))
+		goto out;
+	*what = "connect to the new node root";
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, len)) {
+		err = errno;
 		close(fd);
-		if (errno != ECONNREFUSED && errno != ENOENT)
-			return -1;
-		/* No root yet: try to become the one that starts it. */
-		lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-		if (lfd >= 0 && !bind(lfd, (struct sockaddr *)&a, len) && !listen(lfd, 256)) {
-			start_root(lfd, key);
-			close(lfd);
-			continue;
-		}
-		if (lfd >= 0)
-			close(lfd);
-		nanosleep(&nap, NULL); /* another rank is starting it */
+		fd = -1;
+		errno = err;
 	}
-	errno = ETIMEDOUT;
-	return -1;
+out:
+	err = errno;
+	if (lfd >= 0)
+		close(lfd);
+	if (lock >= 0)
+		close(lock);
+	errno = err;
+	return fd;
 }
 
 static int send_spawn(int fd, const char *path, char **argv)
@@ -232,13 +279,72 @@ static _Noreturn void mirror(int st)
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 }
 
+/* Is path an ELF file?  (An unreadable one counts as ELF: the root's
+ * loader then reports why it cannot be opened.) */
+static int is_elf(const char *path)
+{
+	char magic[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 1;
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	return n != (ssize_t)sizeof(magic) ? n < 0 : !memcmp(magic, "\177ELF", 4);
+}
+
+/*
+ * path is a script (or any non-ELF program): exec it as an ordinary
+ * process, the way ORTE would, with the hand-off library preloaded so that
+ * the MPI program it finally runs re-enters us as `--ompi-rank`.
+ */
+static int exec_with_handoff(const char *path, char **argv)
+{
+	char self[PATH_MAX], lib[PATH_MAX + 64], *cut, *list;
+	const char *pre = getenv("LD_PRELOAD");
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0) {
+		fprintf(stderr, "%s: readlink /proc/self/exe: %s\n", ME, strerror(errno));
+		return 127;
+	}
+	self[n] = 0;
+	snprintf(lib, sizeof(lib), "%s", self);
+	for (int up = 0; up < 2; up++) { /* <prefix>/bin/pvasrun -> <prefix> */
+		cut = strrchr(lib, '/');
+		if (cut)
+			*cut = 0;
+	}
+	snprintf(lib + strlen(lib), sizeof(lib) - strlen(lib), "/%s", PVAS_RANK_HANDOFF_LIB);
+	if (access(lib, R_OK)) {
+		fprintf(stderr,
+			"%s: %s is not an ELF program (a script?); the MPI program it runs "
+			"becomes a PVAS task through %s: %s\n",
+			ME, path, lib, strerror(errno));
+		return 127;
+	}
+	list = malloc(strlen(lib) + (pre ? strlen(pre) : 0) + 2);
+	if (!list) {
+		fprintf(stderr, "%s: LD_PRELOAD for %s: %s\n", ME, path, strerror(ENOMEM));
+		return 127;
+	}
+	sprintf(list, "%s%s%s", lib, pre && *pre ? ":" : "", pre && *pre ? pre : "");
+	if (setenv("LD_PRELOAD", list, 1) || setenv(PVAS_ENV_RANK_AGENT, self, 1)) {
+		fprintf(stderr, "%s: setenv for %s: %s\n", ME, path, strerror(errno));
+		return 127;
+	}
+	free(list);
+	execv(path, argv);
+	fprintf(stderr, "%s: exec %s: %s\n", ME, path, strerror(errno));
+	return 127;
+}
+
+static int run_as_task(const char *key, const char *path, char **argv);
+
 int pvas_ompi_agent(int argc, char **argv)
 {
 	char key[128], path[PATH_MAX];
-	struct agent_reply rep;
-	struct pollfd pfd[2];
-	sigset_t fwd;
-	int fd, sfd, sig;
 
 	if (argc < 1) {
 		fprintf(stderr, "%s: no application given\n", ME);
@@ -249,6 +355,41 @@ int pvas_ompi_agent(int argc, char **argv)
 		fprintf(stderr, "%s: exec %s: %s\n", ME, argv[0], strerror(errno));
 		return 127;
 	}
+	if (resolve(argv[0], path)) {
+		fprintf(stderr, "%s: %s: %s\n", ME, argv[0], strerror(errno));
+		return 127;
+	}
+	if (!is_elf(path))
+		return exec_with_handoff(path, argv);
+	return run_as_task(key, path, argv);
+}
+
+int pvas_ompi_rank(int argc, char **argv)
+{
+	char key[128];
+
+	if (argc < 2) {
+		fprintf(stderr, "pvasrun --ompi-rank: want EXE ARGV0 [ARGS...]\n");
+		return 1;
+	}
+	/* The script may have changed the btl list or the job's variables. */
+	if (!wants_pvas() || job_key(key, sizeof(key))) {
+		execv(argv[0], argv + 1);
+		fprintf(stderr, "pvasrun --ompi-rank: exec %s: %s\n", argv[0], strerror(errno));
+		return 127;
+	}
+	return run_as_task(key, argv[0], argv + 1);
+}
+
+/* Hand path to the job's node root as a PVAS task; stay as its stand-in. */
+static int run_as_task(const char *key, const char *path, char **argv)
+{
+	struct agent_reply rep;
+	struct pollfd pfd[2];
+	const char *what = NULL;
+	sigset_t fwd;
+	int fd, sfd, sig;
+
 	/* If mpirun or orted dies, even by SIGKILL, so do we; the root then
 	 * kills the task.  (Checked against a parent that is already gone.) */
 	pid_t parent = getppid();
@@ -256,10 +397,6 @@ int pvas_ompi_agent(int argc, char **argv)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent) {
 		fprintf(stderr, "%s: parent %d gone before %s started\n", ME, (int)parent, argv[0]);
 		return 1;
-	}
-	if (resolve(argv[0], path)) {
-		fprintf(stderr, "%s: %s: %s\n", ME, argv[0], strerror(errno));
-		return 127;
 	}
 	/* Every signal ORTE may send is forwarded; SIGKILL of this stub
 	 * closes the socket, and the root then kills the task. */
@@ -272,9 +409,13 @@ int pvas_ompi_agent(int argc, char **argv)
 	sigdelset(&fwd, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	sfd = signalfd(-1, &fwd, SFD_CLOEXEC);
-	fd = connect_root(key);
-	if (fd < 0 || sfd < 0) {
-		fprintf(stderr, "%s: node root for job %s: %s\n", ME, key, strerror(errno));
+	if (sfd < 0) {
+		fprintf(stderr, "%s: signalfd: %s\n", ME, strerror(errno));
+		return 1;
+	}
+	fd = connect_root(key, &what);
+	if (fd < 0) {
+		fprintf(stderr, "%s: node root @%s: %s: %s\n", ME, key, what, strerror(errno));
 		return 1;
 	}
 	if (send_spawn(fd, path, argv)) {

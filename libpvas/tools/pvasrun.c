@@ -53,7 +53,11 @@ static const char usage[] =
 	"                          build of Open MPI): when OMPI_MCA_btl selects pvas,\n"
 	"                          run APP as a PVAS task of the job's node-local\n"
 	"                          root, forwarding signals and mirroring its exit;\n"
-	"                          otherwise exec APP\n"
+	"                          otherwise exec APP.  An APP that is not ELF (a\n"
+	"                          script) runs as an ordinary process, and the\n"
+	"                          program linking libmpi it runs becomes the task\n"
+	"      --ompi-rank EXE ARGV...  how that program re-enters the agent\n"
+	"                          (internal; docs/ompi-launch.md)\n"
 	"  -h, --help              this text\n"
 	"\n"
 	"Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to\n"
@@ -421,6 +425,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--ompi-agent"))
 		return pvas_ompi_agent(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "--ompi-rank"))
+		return pvas_ompi_rank(argc - 2, argv + 2);
 	first = parse_opts(argc, argv, &o);
 	if (o.info)
 		return info(&o);

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -239,6 +241,54 @@ TEST(pvasrun_forwards_sigterm)
 	EXPECT_NE(NULL, strstr(buf, "rank 1 got SIGTERM"));
 }
 
+/* 1 once pid is asleep in futex(2) (/proc/PID/syscall), 0 after 10 s. */
+static int asleep_in_futex(pid_t pid)
+{
+	struct timespec nap = { 0, 1000000 };
+	char path[64], buf[64];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	for (i = 0; i < 10000; i++) {
+		FILE *f = fopen(path, "r");
+		int nr = -1;
+
+		if (f && fgets(buf, sizeof(buf), f))
+			nr = atoi(buf);
+		if (f)
+			fclose(f);
+		if (nr == SYS_futex)
+			return 1;
+		nanosleep(&nap, NULL);
+	}
+	return 0;
+}
+
+/* A task waiting for the export of a task that dies gets ESRCH, no hang. */
+TEST(import_from_task_that_dies)
+{
+	pvas_group_t *g = group(2);
+	char *argv0[] = { "t_signal", NULL }, *argv1[] = { "t_import", NULL };
+	char *envp[] = { "PVAS_RANK=0", NULL };
+	pid_t waiter;
+	int st, id;
+
+	ASSERT_NE(NULL, g);
+	ASSERT_EQ(0, pvas_spawn(g, bin("t_signal"), argv0, envp, NULL, NULL, &id));
+	ASSERT_EQ(0, id);
+	ASSERT_EQ(0, pvas_spawn(g, bin("t_import"), argv1, envp, NULL, &waiter, &id));
+	ASSERT_EQ(1, id);
+	/* Task 0 must end while task 1 waits, not before it looked. */
+	EXPECT_EQ(1, asleep_in_futex(waiter));
+	EXPECT_EQ(0, pvas_kill(g, 0, SIGKILL));
+	EXPECT_EQ(0, pvas_wait(g, 0, &st, 0));
+	EXPECT_TRUE(WIFSIGNALED(st));
+	EXPECT_EQ(1, pvas_wait(g, 1, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(0, pvas_destroy(g, 0));
+}
+
 TEST(stdin_stdout_redirection)
 {
 	char in[] = "/tmp/pvas-test-in-XXXXXX", out[] = "/tmp/pvas-test-out-XXXXXX", buf[64];
@@ -354,6 +404,16 @@ static const char *write_file(const char *name, const void *data, size_t len)
 TEST(error_not_pie)
 {
 	expect_spawn_error(_metadata, bin("t_nopie"), NULL, NULL, ENOEXEC, "not a PIE");
+	/* the message says how to fix it */
+	expect_spawn_error(_metadata, bin("t_nopie"), NULL, NULL, ENOEXEC,
+			   "rebuild with -fPIE -pie, or -static-pie");
+}
+
+TEST(error_asan_program)
+{
+	expect_spawn_error(_metadata, bin("t_asan"), NULL, NULL, ENOEXEC,
+			   "built with AddressSanitizer, whose shadow memory is one per address "
+			   "space; rebuild without -fsanitize=address");
 }
 
 TEST(error_missing_file)

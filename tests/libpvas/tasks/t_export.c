@@ -18,7 +18,7 @@ int main(void)
 		for (i = 0; i < sizeof(box.buf); i++)
 			if (box.buf[i] != (char)(i * 7 + 3))
 				FAIL("byte %zu is %d", i, box.buf[i]);
-		atomic_store(&box.seen, 1);
+		add_and_wake(&box.seen, 1);
 		printf("task 0 saw the data task 1 wrote\n");
 		wait_at_least(&box.bye, 1); /* task 1 no longer reads our memory */
 	} else {
@@ -27,9 +27,9 @@ int main(void)
 		CHECK(peer != NULL);
 		for (i = 0; i < sizeof(peer->buf); i++)
 			peer->buf[i] = (char)(i * 7 + 3);
-		atomic_store(&peer->written, 1);
+		add_and_wake(&peer->written, 1);
 		wait_at_least(&peer->seen, 1);
-		atomic_store(&peer->bye, 1);
+		add_and_wake(&peer->bye, 1);
 	}
 	return 0;
 }

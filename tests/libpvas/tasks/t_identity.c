@@ -54,7 +54,7 @@ int main(void)
 	}
 	zero = pvas_import(0, 60000);
 	CHECK(zero != NULL);
-	atomic_fetch_add(&zero->arrived, 1);
+	add_and_wake(&zero->arrived, 1);
 	wait_at_least(&zero->arrived, size); /* everyone has read everyone */
 	CHECK(g_var == rank * 3 + 1 && t_var == rank * 5 + 2 && errno == 1000 + rank);
 	printf("rank %d task %d pid %d same_vm_root %d ok\n", rank, in.task_id, (int)getpid(),
@@ -63,6 +63,6 @@ int main(void)
 	if (rank == 0)
 		wait_at_least(&me.left, size - 1); /* nobody reads us any more */
 	else
-		atomic_fetch_add(&zero->left, 1);
+		add_and_wake(&zero->left, 1);
 	return 0;
 }

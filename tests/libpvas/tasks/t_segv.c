@@ -3,7 +3,9 @@
  * Rank 1 dies by SIGSEGV; every other rank waits until it is gone and
  * then finishes, printing "rank R done after rank 1 died".
  */
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "task_util.h"
@@ -23,9 +25,9 @@ __attribute__((no_sanitize_undefined, noinline)) static void crash(void)
 
 int main(void)
 {
-	int rank = env_int("PVAS_RANK"), size = env_int("PVAS_SIZE"), i;
-	struct timespec nap = { 0, 1000000 };
+	int rank = env_int("PVAS_RANK"), size = env_int("PVAS_SIZE");
 	__typeof__(box) *zero;
+	struct pollfd pfd;
 	pid_t victim;
 
 	if (rank == 0)
@@ -34,20 +36,25 @@ int main(void)
 	CHECK(zero != NULL);
 	if (rank == 1) {
 		atomic_store(&zero->pid1, getpid());
-		atomic_fetch_add(&zero->ready, 1);
+		add_and_wake(&zero->ready, 1);
 		crash();
 		return 0;
 	}
 	wait_at_least(&zero->ready, 1);
 	victim = atomic_load(&zero->pid1);
-	for (i = 0; i < 10000 && kill(victim, 0) == 0; i++)
-		nanosleep(&nap, NULL);
-	CHECK(kill(victim, 0) == -1 && errno == ESRCH);
+	/* A pidfd becomes readable when its process has exited. */
+	pfd.fd = (int)syscall(SYS_pidfd_open, victim, 0);
+	pfd.events = POLLIN;
+	CHECK(pfd.fd >= 0 || errno == ESRCH); /* ESRCH: already reaped */
+	if (pfd.fd >= 0) {
+		CHECK(poll(&pfd, 1, 10000) == 1);
+		close(pfd.fd);
+	}
 	printf("rank %d done after rank 1 died\n", rank);
 	fflush(stdout);
 	if (rank == 0)
 		wait_at_least(&box.left, size - 2);
 	else
-		atomic_fetch_add(&zero->left, 1);
+		add_and_wake(&zero->left, 1);
 	return 0;
 }

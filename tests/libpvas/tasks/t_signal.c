@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Prints "ready", then waits for SIGTERM: prints "rank R got SIGTERM". */
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,13 +16,19 @@ static void on_term(int sig)
 int main(void)
 {
 	struct sigaction sa = { .sa_handler = on_term };
-	int i;
+	struct timespec limit = { 30, 0 };
+	sigset_t term, during;
 
 	sigaction(SIGTERM, &sa, NULL);
+	/* Blocked until ppoll: a SIGTERM right after "ready" is not lost. */
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &during);
+	sigdelset(&during, SIGTERM);
 	printf("rank %d ready\n", env_int("PVAS_RANK"));
 	fflush(stdout);
-	for (i = 0; i < 3000 && !got; i++)
-		usleep(10000);
+	while (!got && ppoll(NULL, 0, &limit, &during) < 0 && errno == EINTR)
+		;
 	if (!got)
 		FAIL("no SIGTERM within 30 s");
 	printf("rank %d got SIGTERM\n", env_int("PVAS_RANK"));
