@@ -150,7 +150,8 @@ static int __init pvas_init(void)
 	ret = misc_register(&pvas_misc);
 	if (ret)
 		goto fail_misc;
-	pr_info("loaded, uapi version %d\n", PVAS_UAPI_VERSION);
+	pr_info("version %s loaded, uapi version %d\n", PVAS_MODULE_VERSION,
+		PVAS_UAPI_VERSION);
 	return 0;
 
 fail_misc:
@@ -180,3 +181,4 @@ module_exit(pvas_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("PVAS developers");
 MODULE_DESCRIPTION("Partitioned Virtual Address Space: tasks in partitions of one mm");
+MODULE_VERSION(PVAS_MODULE_VERSION);

@@ -12,6 +12,9 @@
 
 #include <uapi/pvas.h>
 
+/* modinfo's version; dkms.conf's PACKAGE_VERSION is the same */
+#define PVAS_MODULE_VERSION "0.1"
+
 struct dentry;
 struct file;
 struct pid;
