@@ -143,7 +143,7 @@ static int __init pvas_init(void)
 	pvas_wq = alloc_workqueue("pvas", WQ_UNBOUND, 0);
 	if (!pvas_wq)
 		return -ENOMEM;
-	pvas_debugfs_root = debugfs_create_dir("pvas", NULL);
+	pvas_debugfs_init();
 	ret = pvas_tracepoints_init();
 	if (ret)
 		goto fail_tp;
