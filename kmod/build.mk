@@ -64,7 +64,7 @@ ALL_TARGETS += $(KMOD_KO)
 # then depmod; depmod -b with DESTDIR).  kbuild's own signing and depmod
 # are off: Debian ships neither the kernel's signing key nor System.map in
 # its headers (see docs/kmod.md for signing under Secure Boot).
-KVER ?= $(if $(wildcard /lib/modules/$(shell uname -r)/build),$(shell uname -r),$(KMOD_KVER))
+KVER ?= $(or $(if $(wildcard /lib/modules/$(shell uname -r)/build),$(shell uname -r)),$(KMOD_KVER),$(shell uname -r))
 KMOD_INSTALL_DIR := $(if $(filter $(KMOD_KVER),$(KVER)),$(KMOD_DIR),$(BUILD)/kmod-$(KVER))
 UDEV_RULES_DIR ?= /lib/udev/rules.d
 PVAS_GROUP ?=
@@ -77,8 +77,9 @@ install: install-kmod
 install-kmod: $(KMOD_INSTALL_DIR)/pvas.ko
 	$(Q)$(MAKE) -s -C /lib/modules/$(KVER)/build M=$(abspath $(KMOD_INSTALL_DIR)) \
 		INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=extra CONFIG_MODULE_SIG_ALL= \
-		DEPMOD=true modules_install 2>&1 | grep -v 'Skipping depmod' || true
-	$(Q)test -f $(DESTDIR)/lib/modules/$(KVER)/extra/pvas.ko
+		modules_install >$(KMOD_INSTALL_DIR)/install.log 2>&1 || \
+		{ cat $(KMOD_INSTALL_DIR)/install.log >&2; exit 1; }
+	$(Q)grep -v 'Skipping depmod' $(KMOD_INSTALL_DIR)/install.log || true
 	$(Q)depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(KVER)
 	$(Q)install -d $(DESTDIR)$(UDEV_RULES_DIR)
 	$(Q)sed -e '$(KMOD_UDEV_SED)' kmod/60-pvas.rules >$(DESTDIR)$(UDEV_RULES_DIR)/60-pvas.rules
