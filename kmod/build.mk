@@ -138,13 +138,15 @@ test-kmod: $(KMOD_KO) $(KT_BINS)
 
 ALL_TARGETS += $(KT_BINS)
 
-# The guest suite, for `make test` (TAP; ~3 min under TCG).
+# The guest suite, for `make test` (TAP; 10-12 min here under TCG with
+# other jobs beside it, the DKMS build and the libpvas suite included).
 TEST_SUITES += tests/kmod/kmod-suite
 
 # MPI jobs on the kernel backend in the guest (tests/kmod/mpi-suite): the
 # test programs of tests/mpi and mpi_kplaced, which proves that the ranks
 # are placed by pvas.ko.  Built with the PVAS Open MPI prefix's mpicc and
-# tests/mpi's flags.  TAP; 2 min 21 s here under TCG, Open MPI built.
+# tests/mpi's flags.  TAP; 2 min 21 s here under TCG on a quiet machine,
+# 3 min 18 s with other jobs beside it (Open MPI already built).
 KT_MPI_KPLACED := $(KT_DIR)/mpi_kplaced
 .PHONY: kmod-mpi-tests
 kmod-mpi-tests: $(KT_MPI_KPLACED)
