@@ -132,6 +132,7 @@ struct pvas_group *pvas_group_create(struct pvas_ioc_create *arg)
 	mutex_unlock(&pvas_groups_lock);
 
 	pvas_debugfs_add(g);
+	atomic_inc(&pvas_groups_created);
 	arg->base = g->base;
 	arg->group_id = g->id;
 	return g;
@@ -252,6 +253,7 @@ int pvas_slot_join(struct pvas_group *g, u32 slot)
 		goto out;
 	s->pid = get_task_pid(current, PIDTYPE_TGID);
 	s->state = PVAS_SLOT_BOUND;
+	atomic_inc(&pvas_tasks_joined);
 out:
 	mutex_unlock(&g->lock);
 	return ret;

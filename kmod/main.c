@@ -143,14 +143,15 @@ static int __init pvas_init(void)
 	pvas_wq = alloc_workqueue("pvas", WQ_UNBOUND, 0);
 	if (!pvas_wq)
 		return -ENOMEM;
-	pvas_debugfs_root = debugfs_create_dir("pvas", NULL);
+	pvas_debugfs_init();
 	ret = pvas_tracepoints_init();
 	if (ret)
 		goto fail_tp;
 	ret = misc_register(&pvas_misc);
 	if (ret)
 		goto fail_misc;
-	pr_info("loaded, uapi version %d\n", PVAS_UAPI_VERSION);
+	pr_info("version %s loaded, uapi version %d\n", PVAS_MODULE_VERSION,
+		PVAS_UAPI_VERSION);
 	return 0;
 
 fail_misc:
@@ -180,3 +181,4 @@ module_exit(pvas_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("PVAS developers");
 MODULE_DESCRIPTION("Partitioned Virtual Address Space: tasks in partitions of one mm");
+MODULE_VERSION(PVAS_MODULE_VERSION);

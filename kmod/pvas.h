@@ -12,6 +12,9 @@
 
 #include <uapi/pvas.h>
 
+/* modinfo's version; dkms.conf's PACKAGE_VERSION is the same */
+#define PVAS_MODULE_VERSION "0.1"
+
 struct dentry;
 struct file;
 struct pid;
@@ -52,6 +55,8 @@ struct pvas_group {
 extern struct xarray pvas_tasks;
 extern struct workqueue_struct *pvas_wq;
 extern struct dentry *pvas_debugfs_root;
+extern atomic_t pvas_groups_created;	/* since load, debugfs pvas/ */
+extern atomic_t pvas_tasks_joined;
 
 static inline unsigned long pvas_slot_lo(const struct pvas_slot *s)
 {
@@ -85,6 +90,7 @@ void pvas_tracepoints_exit(void);
 /* stats.c */
 void pvas_partition_usage(struct mm_struct *mm, unsigned long lo,
 			  unsigned long hi, u64 *rss, u64 *mapped);
+void pvas_debugfs_init(void);
 void pvas_debugfs_add(struct pvas_group *g);
 void pvas_debugfs_remove(struct pvas_group *g);
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pvas.ko accounting: bytes mapped and resident in a partition, and the
- * debugfs view /sys/kernel/debug/pvas/<group id>/tasks.
+ * pvas.ko accounting: bytes mapped and resident in a partition, the
+ * debugfs view /sys/kernel/debug/pvas/<group id>/tasks, and the totals
+ * since load pvas/groups_created and pvas/tasks_joined (a test can tell
+ * from them that a job's processes really joined groups).
  *
  * Residency is counted by walking the page tables of the partition's
  * VMAs under mmap_read_lock; in 6.1 page-table pages are only freed under
@@ -151,6 +153,18 @@ static int pvas_tasks_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(pvas_tasks);
+
+atomic_t pvas_groups_created = ATOMIC_INIT(0);
+atomic_t pvas_tasks_joined = ATOMIC_INIT(0);
+
+void pvas_debugfs_init(void)
+{
+	pvas_debugfs_root = debugfs_create_dir("pvas", NULL);
+	debugfs_create_atomic_t("groups_created", 0444, pvas_debugfs_root,
+				&pvas_groups_created);
+	debugfs_create_atomic_t("tasks_joined", 0444, pvas_debugfs_root,
+				&pvas_tasks_joined);
+}
 
 void pvas_debugfs_add(struct pvas_group *g)
 {
