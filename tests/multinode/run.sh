@@ -79,6 +79,12 @@ done
 echo "# prefix $PREFIX; fork agent: ${AGENT_ARGS[*]:-(from openmpi-mca-params.conf)}"
 echo "# hosts: $SET-h1..3 (network + UTS namespaces), subnet $SUBNET; mpirun on $SET-h1, orteds through $RSH"
 [ $direct = 1 ] || echo "# ompi_info lists no pml_ob1_direct_enable: no direct-count checks"
+# The programs link libpvas statically; the roots are the prefix's pvasrun:
+# both must be built from the same libpvas (another checkout's `make` may
+# have installed its own pvasrun into a shared prefix).
+if [ -x "$BUILD/bin/pvasrun" ] && ! cmp -s "$BUILD/bin/pvasrun" "$PREFIX/bin/pvasrun"; then
+	echo "# warning: $PREFIX/bin/pvasrun is not $BUILD/bin/pvasrun (make ompi-agent installs this checkout's)"
+fi
 
 # run_job LOG NHOSTS MPIRUN-ARGS... -- PROG ARGS...: mpirun on host 1 with
 # the hostfile of NHOSTS hosts (2 slots each, 2 x NHOSTS ranks unless
