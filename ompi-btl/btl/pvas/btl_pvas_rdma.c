@@ -11,6 +11,18 @@
 #include "btl_pvas.h"
 #include "btl_pvas_endpoint.h"
 
+/* Copy size bytes from src to dst and complete at once; local_address is
+ * what the completion callback reports. */
+static int pvas_rdma_copy(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                          void *dst, const void *src, void *local_address,
+                          mca_btl_base_registration_handle_t *local_handle, size_t size,
+                          mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    memcpy(dst, src, size);
+    cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
+    return OPAL_SUCCESS;
+}
+
 int mca_btl_pvas_put(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                      void *local_address, uint64_t remote_address,
                      mca_btl_base_registration_handle_t *local_handle,
@@ -18,12 +30,11 @@ int mca_btl_pvas_put(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t 
                      int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                      void *cbdata)
 {
-    (void) remote_handle;
-    (void) flags;
-    (void) order;
-    memcpy((void *) (uintptr_t) remote_address, local_address, size);
-    cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
-    return OPAL_SUCCESS;
+    void *dst = (void *) (uintptr_t) remote_address; /* the peer's buffer */
+
+    (void) remote_handle, (void) flags, (void) order;
+    return pvas_rdma_copy(btl, endpoint, dst, local_address, local_address, local_handle, size,
+                          cbfunc, cbcontext, cbdata);
 }
 
 int mca_btl_pvas_get(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -33,10 +44,9 @@ int mca_btl_pvas_get(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t 
                      int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                      void *cbdata)
 {
-    (void) remote_handle;
-    (void) flags;
-    (void) order;
-    memcpy(local_address, (const void *) (uintptr_t) remote_address, size);
-    cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
-    return OPAL_SUCCESS;
+    const void *src = (const void *) (uintptr_t) remote_address; /* the peer's buffer */
+
+    (void) remote_handle, (void) flags, (void) order;
+    return pvas_rdma_copy(btl, endpoint, local_address, src, local_address, local_handle, size,
+                          cbfunc, cbcontext, cbdata);
 }
