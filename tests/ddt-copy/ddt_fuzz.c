@@ -133,6 +133,20 @@ static uint64_t case_seed(uint64_t seed, int f, long k)
 	       ((uint64_t)k * 0xd1b54a32d192ed03ull);
 }
 
+/* The cost model's view of a layout agrees with the layout: its bytes, its
+ * blocks by class add up, no more runs than blocks, blocks iff bytes. */
+static int shape_consistent(const opal_datatype_direct_layout_t *l)
+{
+	opal_datatype_direct_shape_t sh;
+	size_t sum = 0;
+
+	opal_datatype_direct_layout_shape(l, &sh);
+	for (int c = 0; c < OPAL_DATATYPE_DIRECT_CLASSES; c++)
+		sum += sh.blocks_by_class[c];
+	return sh.bytes == opal_datatype_direct_layout_size(l) && sum == sh.blocks &&
+	       sh.runs <= sh.blocks && (sh.bytes > 0) == (sh.blocks > 0);
+}
+
 static int run_case(uint64_t seed, int f, long k, char *why, size_t whylen)
 {
 	const struct family *fam = &families[f];
@@ -174,6 +188,11 @@ static int run_case(uint64_t seed, int f, long k, char *why, size_t whylen)
 		    opal_datatype_direct_layout_create(OPAL_DT(re), (size_t)cr, &rl)) {
 			res = DDT_FAIL;
 			snprintf(why, whylen, "layout_create failed");
+			goto out;
+		}
+		if (!shape_consistent(sl) || !shape_consistent(rl)) {
+			res = DDT_FAIL;
+			snprintf(why, whylen, "layout shape inconsistent (bytes, blocks by class, runs)");
 			goto out;
 		}
 	}

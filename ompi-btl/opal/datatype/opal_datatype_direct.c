@@ -529,6 +529,44 @@ size_t opal_datatype_direct_layout_size(const opal_datatype_direct_layout_t *lay
     return layout->size;
 }
 
+static unsigned ddc_shape_class(size_t blen)
+{
+    static const size_t limit[OPAL_DATATYPE_DIRECT_CLASSES - 1] = {8, 32, 128, 512, 4096};
+    unsigned c = 0;
+
+    while (c < OPAL_DATATYPE_DIRECT_CLASSES - 1 && blen > limit[c]) {
+        c++;
+    }
+    return c;
+}
+
+/* Nodes [i, end) of l, each visited mult times. */
+static void ddc_shape_walk(const opal_datatype_direct_layout_t *l, uint32_t i, uint32_t end,
+                           size_t mult, opal_datatype_direct_shape_t *shape)
+{
+    while (i < end) {
+        const struct ddc_node *n = &l->nodes[i];
+
+        if (DDC_LOOP == n->kind) {
+            ddc_shape_walk(l, i + 1, i + 1 + n->items, mult * n->count, shape);
+            i += 1 + n->items;
+            continue;
+        }
+        shape->runs += mult;
+        shape->blocks += mult * n->count;
+        shape->blocks_by_class[ddc_shape_class(n->blen)] += mult * n->count;
+        i++;
+    }
+}
+
+void opal_datatype_direct_layout_shape(const opal_datatype_direct_layout_t *layout,
+                                       opal_datatype_direct_shape_t *shape)
+{
+    memset(shape, 0, sizeof(*shape));
+    shape->bytes = layout->size;
+    ddc_shape_walk(layout, 0, layout->nnodes, 1, shape);
+}
+
 /* ---------------------------------------------------------------------- */
 /* copy                                                                    */
 

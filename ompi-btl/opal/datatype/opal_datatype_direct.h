@@ -77,6 +77,22 @@ OPAL_DECLSPEC void opal_datatype_direct_layout_release(opal_datatype_direct_layo
 /** Packed bytes described by a layout (datatype size x count). */
 OPAL_DECLSPEC size_t opal_datatype_direct_layout_size(const opal_datatype_direct_layout_t *layout);
 
+/** Block-size classes of a layout's shape: blocks of at most 8, 32, 128,
+ *  512, 4096 bytes, and larger. */
+#define OPAL_DATATYPE_DIRECT_CLASSES 6
+
+/** What a copy of a layout walks, for cost models. */
+typedef struct opal_datatype_direct_shape_t {
+    size_t bytes;  /**< packed bytes */
+    size_t blocks; /**< contiguous blocks */
+    size_t runs;   /**< runs of blocks (leaf visits) the copy loops start */
+    size_t blocks_by_class[OPAL_DATATYPE_DIRECT_CLASSES];
+} opal_datatype_direct_shape_t;
+
+/** The shape of a layout (O(nodes), no allocation). */
+OPAL_DECLSPEC void opal_datatype_direct_layout_shape(const opal_datatype_direct_layout_t *layout,
+                                                     opal_datatype_direct_shape_t *shape);
+
 /**
  * Copy packed-stream bytes [from, to) from sbuf laid out as slayout into
  * rbuf laid out as rlayout.  Buffers are the user buffers as given to
