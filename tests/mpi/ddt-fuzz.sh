@@ -16,6 +16,11 @@
 # takes its progress lock and a fragment allocated from inside its own
 # progress loop (ob1's ACK at a match) must still drain the lazy returns
 # (before it could not: 5 of 6 seeds hung).
+# The direct configurations force the direct path (pml_ob1_direct_model
+# direct); two more leave the choice to ob1's cost model: one forces
+# copy-in/copy-out for every direct RNDV (the receiver declines each one),
+# one lets the model choose with its online correction re-checking the path
+# not taken every second message of a layout pair.
 # Each configuration
 # runs with the fixed seed 20261122 and with a random seed (printed in the
 # TAP lines).  Every case is random equal-signature datatypes, a log-uniform
@@ -82,9 +87,11 @@ CONFIGS=(
 	"pvas:pvas:"
 	"vader:vader:"
 	"vader-nocma:vader:--mca btl_vader_single_copy_mechanism none"
-	"pvas-direct-small:pvas:--mca pml_ob1_direct_min_size 0 --mca pml_ob1_direct_chunk_size 4096 --mca pml_ob1_direct_min_bytes_per_element 0 --mca pml_ob1_direct_contig_min_size 0"
-	"pvas-direct-two-frags:pvas:$TWO_FRAGS"
-	"pvas-direct-two-frags-mt:pvas:$TWO_FRAGS:--thread-multiple"
+	"pvas-direct-small:pvas:--mca pml_ob1_direct_model direct --mca pml_ob1_direct_min_size 0 --mca pml_ob1_direct_chunk_size 4096 --mca pml_ob1_direct_min_bytes_per_element 0 --mca pml_ob1_direct_contig_min_size 0"
+	"pvas-direct-two-frags:pvas:--mca pml_ob1_direct_model direct $TWO_FRAGS"
+	"pvas-direct-two-frags-mt:pvas:--mca pml_ob1_direct_model direct $TWO_FRAGS:--thread-multiple"
+	"pvas-model-cico:pvas:--mca pml_ob1_direct_model cico --mca pml_ob1_direct_min_size 0"
+	"pvas-model-learn:pvas:--mca pml_ob1_direct_model model --mca pml_ob1_direct_model_recheck 2 --mca pml_ob1_direct_min_size 0"
 )
 
 # split_config C: set name, btl, extra (mpirun arguments) and pargs
@@ -154,12 +161,18 @@ for seed in "$FIXED_SEED" "$RSEED"; do
 		fi
 		if [ $direct = 1 ]; then
 			# "[pml_ob1 direct] rank R: sent S received V fallback F copied C of T bytes"
-			read -r lines sent recvd fb copied total < <(awk '
+			read -r lines sent recvd fb copied total mcico < <(awk '
 				/^\[pml_ob1 direct\] rank [0-9]+: sent / {
-					l++; s += $6; v += $8; f += $10; c += $12; t = $14 }
-				END { printf "%d %d %d %d %d %d\n", l, s, v, f, c, t }' "$log")
-			stats="sent $sent received $recvd fallback $fb, copied $copied of $total bytes ($lines stats lines)"
-			if [ "$btl" = pvas ]; then
+					l++; s += $6; v += $8; f += $10; c += $12; t = $14; m += $17 }
+				END { printf "%d %d %d %d %d %d %d\n", l, s, v, f, c, t, m }' "$log")
+			stats="sent $sent received $recvd fallback $fb, copied $copied of $total bytes, model chose cico $mcico ($lines stats lines)"
+			if [ "$name" = pvas-model-cico ]; then
+				if [ $((sent + recvd)) = 0 ] && [ "$mcico" -gt 0 ]; then
+					ok "$what: every direct RNDV went copy-in/copy-out by the model's choice: $stats"
+				else
+					not_ok "$what: pml_ob1_direct_model cico, yet not every message went copy-in/copy-out: $stats"
+				fi
+			elif [ "$btl" = pvas ]; then
 				if [ $((sent + recvd)) -gt 0 ]; then
 					ok "$what: direct Rendezvous used: $stats"
 				else

@@ -135,7 +135,7 @@ fi
 
 # --- direct Rendezvous: statistics ---------------------------------------------
 min_size=$(sed -nE 's/^mca:pml:ob1:param:pml_ob1_direct_min_size:value:([0-9]+)$/\1/p' <<<"$params")
-DIRECT_ARGS=(--mca pml_ob1_direct_enable 1 --mca pml_ob1_direct_stats 1)
+DIRECT_ARGS=(--mca pml_ob1_direct_enable 1 --mca pml_ob1_direct_model direct --mca pml_ob1_direct_stats 1)
 if [ -n "$min_size" ] && [ "$min_size" -gt $PAYLOAD ]; then
 	echo "# note: default pml_ob1_direct_min_size $min_size > $PAYLOAD payload bytes: the direct runs set it to $PAYLOAD"
 	DIRECT_ARGS+=(--mca pml_ob1_direct_min_size "$PAYLOAD")

@@ -98,6 +98,7 @@ void mca_pml_ob1_direct_register(const mca_base_component_t *comp)
                          "Chunks a message is cut into when that gives chunks of 4 KiB up to "
                          "pml_ob1_direct_chunk_size",
                          OPAL_INFO_LVL_5, &p->chunks);
+    mca_pml_ob1_direct_model_register(comp);
     direct_register_bool(comp, "direct_stats",
                          "Print one line of direct-rendezvous statistics per process at "
                          "MPI_Finalize",
@@ -135,7 +136,7 @@ static struct {
     int keyval;                   /* datatype attribute of the layout cache, -1: none */
     struct direct_cached *cached; /* list of live cache entries */
     /* statistics (pml_ob1_direct_stats) */
-    uint64_t sent, received, fallback, copied_self, bytes_total;
+    uint64_t sent, received, fallback, copied_self, bytes_total, model_declined;
 } direct;
 
 /* ---- layout cache --------------------------------------------------------- */
@@ -294,6 +295,7 @@ int mca_pml_ob1_direct_init(void)
     }
     OBJ_CONSTRUCT(&direct.lock, opal_mutex_t);
     direct_cache_init();
+    mca_pml_ob1_direct_model_init();
     direct.initialized = true;
     return OMPI_SUCCESS;
 }
@@ -306,11 +308,14 @@ void mca_pml_ob1_direct_fini(void)
     if (mca_pml_ob1_direct_params.stats) {
         fprintf(stderr,
                 "[pml_ob1 direct] rank %u: sent %" PRIu64 " received %" PRIu64
-                " fallback %" PRIu64 " copied %" PRIu64 " of %" PRIu64 " bytes\n",
+                " fallback %" PRIu64 " copied %" PRIu64 " of %" PRIu64 " bytes"
+                " model-cico %" PRIu64 "\n",
                 (unsigned) OMPI_PROC_MY_NAME->vpid, direct.sent, direct.received,
-                direct.fallback, direct.copied_self, direct.bytes_total);
+                direct.fallback, direct.copied_self, direct.bytes_total, direct.model_declined);
         fflush(stderr);
     }
+    mca_pml_ob1_direct_model_fini(mca_pml_ob1_direct_params.stats,
+                                  (unsigned) OMPI_PROC_MY_NAME->vpid);
     direct_cache_fini();
     if (direct.progress_registered) {
         opal_progress_unregister(mca_pml_ob1_direct_progress);
@@ -465,6 +470,30 @@ static int direct_send_rndv(mca_pml_ob1_send_request_t *sendreq, mca_bml_base_bt
     return mca_pml_ob1_send_request_start_rndv(sendreq, bml_btl, 0, MCA_PML_OB1_HDR_FLAGS_DIRECT);
 }
 
+/* About pml_ob1_direct_chunks chunks (both sides busy to the end), at
+ * least 4 KiB, at most pml_ob1_direct_chunk_size. */
+static uint64_t direct_chunk_size(uint64_t length)
+{
+    uint64_t chunk = mca_pml_ob1_direct_params.chunks ? mca_pml_ob1_direct_params.chunks : 1;
+
+    chunk = (length + chunk - 1) / chunk;
+    chunk = chunk < 4096 ? 4096 : chunk;
+    if (chunk > mca_pml_ob1_direct_params.chunk_size) {
+        chunk = mca_pml_ob1_direct_params.chunk_size < 64 ? 64 : mca_pml_ob1_direct_params.chunk_size;
+    }
+    if ((length + chunk - 1) / chunk >= ((uint64_t) 1 << 31)) {
+        chunk = length / ((uint64_t) 1 << 30) + 1; /* keep the counters 32-bit */
+    }
+    return chunk;
+}
+
+uint64_t mca_pml_ob1_direct_chunk_count(uint64_t length)
+{
+    uint64_t chunk = direct_chunk_size(length);
+
+    return (length + chunk - 1) / chunk;
+}
+
 int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
                                   mca_bml_base_btl_t *bml_btl)
 {
@@ -496,17 +525,7 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
         opal_datatype_direct_layout_release(release);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    /* about pml_ob1_direct_chunks chunks (both sides busy to the end),
-     * at least 4 KiB, at most pml_ob1_direct_chunk_size */
-    chunk = mca_pml_ob1_direct_params.chunks ? mca_pml_ob1_direct_params.chunks : 1;
-    chunk = (length + chunk - 1) / chunk;
-    chunk = chunk < 4096 ? 4096 : chunk;
-    if (chunk > mca_pml_ob1_direct_params.chunk_size) {
-        chunk = mca_pml_ob1_direct_params.chunk_size < 64 ? 64 : mca_pml_ob1_direct_params.chunk_size;
-    }
-    if ((length + chunk - 1) / chunk >= ((uint64_t) 1 << 31)) {
-        chunk = length / ((uint64_t) 1 << 30) + 1; /* keep the counters 32-bit */
-    }
+    chunk = direct_chunk_size(length);
     desc->send_layout = layout;
     desc->send_layout_release = release;
     desc->send_buf = base->req_base.req_addr;
@@ -671,6 +690,18 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
     if (opal_datatype_direct_layout_size(layout) < desc->length) {
         opal_datatype_direct_layout_release(release);
         goto decline;
+    }
+    if (opal_datatype_direct_layout_size(desc->send_layout) == desc->length &&
+        opal_datatype_direct_layout_size(layout) == desc->length &&
+        MCA_PML_OB1_DIRECT_PATH_CICO ==
+            mca_pml_ob1_direct_model_choose(desc->send_layout, layout,
+                                            NULL == release && NULL == desc->send_layout_release,
+                                            btl->btl_max_send_size, &recvreq->req_direct_choice)) {
+        /* the model (or its correction) says copy-in/copy-out: the
+         * completion of the normal path measures it */
+        opal_datatype_direct_layout_release(release);
+        direct.model_declined++;
+        return OMPI_ERR_NOT_SUPPORTED;
     }
 
     base->req_bytes_packed = hdr->hdr_msg_length;

@@ -41,6 +41,7 @@
 #include "ompi/mca/bml/bml.h"
 #include "ompi/mca/pml/pml.h"
 
+#include "pml_ob1_direct_model.h"
 #include "pml_ob1_hdr.h"
 
 BEGIN_C_DECLS
@@ -137,6 +138,9 @@ static inline bool mca_pml_ob1_direct_wanted(int send_mode, size_t size)
     return mca_pml_ob1_direct_params.enable && 0 != size &&
            size >= mca_pml_ob1_direct_params.min_size && MCA_PML_BASE_SEND_BUFFERED != send_mode;
 }
+
+/** Chunks a direct transfer of length packed bytes is cut into. */
+uint64_t mca_pml_ob1_direct_chunk_count(uint64_t length);
 
 /** Set-up at ob1 enable, tear-down (and the statistics line) at finalize. */
 int mca_pml_ob1_direct_init(void);

@@ -1,0 +1,84 @@
+/* -*- Mode: C; c-basic-offset:4 ; indent-tabs-mode:nil -*- */
+/*
+ * Copyright (c) 2026      PVAS.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/**
+ * @file
+ *
+ * Cost model of the direct rendezvous (pml_ob1_direct.h) against
+ * copy-in/copy-out, in the LogGP style: per-message overheads, per-byte
+ * stream costs for one agent and for two agents at once, and per-block
+ * costs by block-size class for the direct engine and for the convertor's
+ * pack/unpack.  The parameters are MCA variables (pml_ob1_direct_model_*),
+ * written by pvas-calibrate into an MCA parameter file; built-in defaults
+ * are conservative.  The receiver decides at match time from the two
+ * layouts' shapes; an online correction, per pair of cached layouts,
+ * measures what each path really cost and switches when the model was
+ * wrong, re-checking the other path now and then.
+ */
+
+#ifndef MCA_PML_OB1_DIRECT_MODEL_H
+#define MCA_PML_OB1_DIRECT_MODEL_H
+
+#include "ompi_config.h"
+
+#include "opal/datatype/opal_datatype_direct.h"
+#include "opal/mca/mca.h"
+
+BEGIN_C_DECLS
+
+/** The two ways a direct RNDV can go. */
+enum mca_pml_ob1_direct_path {
+    MCA_PML_OB1_DIRECT_PATH_DIRECT = 0, /**< layout to layout, both sides */
+    MCA_PML_OB1_DIRECT_PATH_CICO = 1,   /**< normal ACK: pack, fragments, unpack */
+    MCA_PML_OB1_DIRECT_PATHS = 2
+};
+
+/** A decision for one message; the receiver keeps it until completion. */
+typedef struct mca_pml_ob1_direct_choice_t {
+    struct mca_pml_ob1_direct_pair_t *pair; /**< learning record, NULL: none */
+    const void *sl, *rl;                    /**< the pair's key when pair is set */
+    int path;                               /**< enum mca_pml_ob1_direct_path */
+    double predicted_ns;                    /**< model's time of that path */
+    uint64_t start_ns;                      /**< when the receiver matched */
+} mca_pml_ob1_direct_choice_t;
+
+/** Registers pml_ob1_direct_model_* (from mca_pml_ob1_direct_register). */
+void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp);
+
+/** Set-up and tear-down (prints the per-path statistics when asked to). */
+void mca_pml_ob1_direct_model_init(void);
+void mca_pml_ob1_direct_model_fini(bool print, unsigned rank);
+
+/** Predicted nanoseconds of each path for a message of send layout sl and
+ *  receive layout rl (both of the same packed length); copy-in/copy-out
+ *  goes in fragments of frag_bytes. */
+void mca_pml_ob1_direct_model_predict(const opal_datatype_direct_layout_t *sl,
+                                      const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
+                                      double ns[MCA_PML_OB1_DIRECT_PATHS]);
+
+/**
+ * Receiver, at match: choose the path.  cached is true when both layouts
+ * live in the datatypes' caches (stable addresses: online correction keys
+ * on them).  Fills *choice and returns its path.
+ */
+int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
+                                    const opal_datatype_direct_layout_t *rl, bool cached,
+                                    size_t frag_bytes, mca_pml_ob1_direct_choice_t *choice);
+
+/** Receiver, at completion of a message whose path was chosen: record its
+ *  measured time (statistics and online correction). */
+void mca_pml_ob1_direct_model_done(mca_pml_ob1_direct_choice_t *choice);
+
+/** Monotonic nanoseconds. */
+uint64_t mca_pml_ob1_direct_model_now(void);
+
+END_C_DECLS
+
+#endif /* MCA_PML_OB1_DIRECT_MODEL_H */
