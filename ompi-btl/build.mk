@@ -29,3 +29,18 @@ ompi-agent: ompi $(PVASRUN)
 		printf '\n# PVAS: ranks start through pvasrun (see ompi-btl/README.md)\n%s\n' "$$line" >> $$conf; }
 
 TEST_SUITES += tests/mpi/smoke.sh
+
+# The cost model's calibration (ompi-btl/calibrate/README.md): `make calibrate`
+# measures this node and writes pml_ob1_direct_model_* into the prefix's
+# etc/openmpi-mca-params.conf.
+CALIBRATE_BIN := $(BUILD)/ompi-btl/pvas_calibrate
+ALL_TARGETS += $(CALIBRATE_BIN)
+
+$(CALIBRATE_BIN): ompi-btl/calibrate/pvas_calibrate.c | ompi
+	@mkdir -p $(@D)
+	$(OMPI_PREFIX)/bin/mpicc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
+		-I$(OMPI_PREFIX)/include/openmpi -o $@ $< -lopen-pal -lpthread
+
+.PHONY: calibrate
+calibrate: ompi-agent $(CALIBRATE_BIN)
+	ompi-btl/calibrate/pvas-calibrate --bin $(CALIBRATE_BIN)

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * pvas_calibrate: the measurements behind ob1's direct-rendezvous cost model
+ * (pml_ob1_direct_model.c).  Driven by ompi-btl/calibrate/pvas-calibrate,
+ * which fits the model's parameters from what this prints.
+ *
+ *   pvas_calibrate --local      (one process, singleton MPI_Init)
+ *       g1 NS            ns per byte of memcpy, one thread
+ *       g2 NS            ns per byte of each of two threads copying at once
+ *       direct C NS      direct engine, ns per block of class C (one side
+ *                        strided, the other contiguous), copy cost removed
+ *       pack C NS        MPI_Pack, ns per block of class C, the same way
+ *   pvas_calibrate --pingpong   (two ranks)
+ *       pp BLEN COUNT NS median one-way time of a vector of COUNT blocks of
+ *                        BLEN bytes (stride 2 x BLEN) to the same type
+ *
+ * Every timing is the median of --reps repetitions (default 31).
+ */
+#include <mpi.h>
+
+#include "opal/constants.h"
+#include "opal/datatype/opal_datatype.h"
+#include "opal/datatype/opal_datatype_direct.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BYTES (512 * 1024) /* per measurement: fits a 1 MiB L2 */
+#define CLASSES OPAL_DATATYPE_DIRECT_CLASSES
+
+/* A block length in the middle of each class of the model. */
+static const int class_blen[CLASSES] = {8, 32, 128, 512, 4096, 16384};
+
+static int reps = 31;
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "pvas_calibrate: %s failed (%d)\n", what, rc);
+	MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_d);
+	return v[n / 2];
+}
+
+static MPI_Datatype vector_type(int blen, int count)
+{
+	MPI_Datatype t;
+	int rc = MPI_Type_vector(count, blen, 2 * blen, MPI_BYTE, &t);
+
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Type_commit(&t);
+	if (rc != MPI_SUCCESS)
+		die("MPI_Type_vector", rc);
+	return t;
+}
+
+/* ---- one process ---------------------------------------------------------- */
+
+struct copier {
+	unsigned char *dst, *src;
+	pthread_barrier_t *start;
+	double ns;
+};
+
+static void *copy_thread(void *arg)
+{
+	struct copier *c = arg;
+	double t[64];
+	int n = reps < 64 ? reps : 64;
+
+	for (int i = 0; i < n; i++) {
+		pthread_barrier_wait(c->start);
+		double t0 = now_ns();
+		memcpy(c->dst, c->src, BYTES);
+		t[i] = now_ns() - t0;
+	}
+	c->ns = median(t, n);
+	return NULL;
+}
+
+/* ns per byte of memcpy with `threads` threads copying at once. */
+static double stream_cost(int threads)
+{
+	pthread_barrier_t start;
+	struct copier c[2];
+	pthread_t tid[2];
+
+	pthread_barrier_init(&start, NULL, (unsigned)threads);
+	for (int i = 0; i < threads; i++) {
+		c[i].dst = malloc(BYTES);
+		c[i].src = malloc(BYTES);
+		if (!c[i].dst || !c[i].src)
+			die("malloc", 0);
+		memset(c[i].src, i + 1, BYTES);
+		memset(c[i].dst, 0, BYTES);
+		c[i].start = &start;
+		if (pthread_create(&tid[i], NULL, copy_thread, &c[i]))
+			die("pthread_create", 0);
+	}
+	double worst = 0;
+	for (int i = 0; i < threads; i++) {
+		pthread_join(tid[i], NULL);
+		worst = c[i].ns > worst ? c[i].ns : worst;
+		free(c[i].dst);
+		free(c[i].src);
+	}
+	pthread_barrier_destroy(&start);
+	return worst / BYTES;
+}
+
+static void local(void)
+{
+	double g1 = stream_cost(1), g2 = stream_cost(2);
+	unsigned char *strided = malloc(2 * BYTES), *packed = malloc(BYTES);
+	double *t = malloc(sizeof(double) * (size_t)reps);
+
+	if (!strided || !packed || !t)
+		die("malloc", 0);
+	memset(strided, 7, 2 * BYTES);
+	printf("g1 %.6f\ng2 %.6f\n", g1, g2);
+	for (int c = 0; c < CLASSES; c++) {
+		int blen = class_blen[c], count = BYTES / blen, pos, rc;
+		MPI_Datatype vec = vector_type(blen, count), contig;
+		opal_datatype_direct_layout_t *ls, *lc;
+
+		MPI_Type_contiguous(BYTES, MPI_BYTE, &contig);
+		MPI_Type_commit(&contig);
+		rc = opal_datatype_direct_layout_create((const opal_datatype_t *)vec, 1, &ls);
+		if (rc == OPAL_SUCCESS)
+			rc = opal_datatype_direct_layout_create((const opal_datatype_t *)contig, 1,
+								&lc);
+		if (rc != OPAL_SUCCESS)
+			die("opal_datatype_direct_layout_create", rc);
+		for (int i = 0; i < reps; i++) {
+			double t0 = now_ns();
+			rc = opal_datatype_direct_layout_copy(ls, strided, lc, packed, 0, BYTES);
+			t[i] = now_ns() - t0;
+			if (rc != OPAL_SUCCESS)
+				die("opal_datatype_direct_layout_copy", rc);
+		}
+		printf("direct %d %.4f\n", c, (median(t, reps) - BYTES * g1) / count);
+		for (int i = 0; i < reps; i++) {
+			double t0 = now_ns();
+			pos = 0;
+			rc = MPI_Pack(strided, 1, vec, packed, BYTES, &pos, MPI_COMM_SELF);
+			t[i] = now_ns() - t0;
+			if (rc != MPI_SUCCESS)
+				die("MPI_Pack", rc);
+		}
+		printf("pack %d %.4f\n", c, (median(t, reps) - BYTES * g1) / count);
+		opal_datatype_direct_layout_release(ls);
+		opal_datatype_direct_layout_release(lc);
+		MPI_Type_free(&vec);
+		MPI_Type_free(&contig);
+	}
+	free(strided);
+	free(packed);
+	free(t);
+}
+
+/* ---- two ranks ------------------------------------------------------------ */
+
+static void pingpong(void)
+{
+	static const int shapes[][2] = {{8, 512}, {8, 8192}, {64, 2048}, {512, 256}, {4096, 64}};
+	int rank, size;
+	double *t = malloc(sizeof(double) * (size_t)reps);
+
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2) {
+		if (rank == 0)
+			fprintf(stderr, "pvas_calibrate --pingpong: needs 2 ranks, got %d\n", size);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		int blen = shapes[s][0], count = shapes[s][1];
+		size_t span = 2 * (size_t)blen * (size_t)count;
+		MPI_Datatype vec = vector_type(blen, count);
+		unsigned char *buf = malloc(span);
+
+		if (!buf || !t)
+			die("malloc", 0);
+		memset(buf, rank + 1, span);
+		for (int i = -3; i < reps; i++) { /* 3 warm-up round trips */
+			MPI_Barrier(MPI_COMM_WORLD);
+			double t0 = now_ns();
+			if (rank == 0) {
+				MPI_Send(buf, 1, vec, 1, 0, MPI_COMM_WORLD);
+				MPI_Recv(buf, 1, vec, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			} else {
+				MPI_Recv(buf, 1, vec, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Send(buf, 1, vec, 0, 0, MPI_COMM_WORLD);
+			}
+			if (i >= 0)
+				t[i] = (now_ns() - t0) / 2;
+		}
+		if (rank == 0)
+			printf("pp %d %d %.1f\n", blen, count, median(t, reps));
+		free(buf);
+		MPI_Type_free(&vec);
+	}
+	free(t);
+}
+
+int main(int argc, char **argv)
+{
+	int mode = 0;
+
+	MPI_Init(&argc, &argv);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--local")) {
+			mode = 1;
+		} else if (!strcmp(argv[i], "--pingpong")) {
+			mode = 2;
+		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+			reps = atoi(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: pvas_calibrate --local | --pingpong [--reps N]\n");
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+	}
+	if (reps < 3)
+		reps = 3;
+	if (mode == 1)
+		local();
+	else if (mode == 2)
+		pingpong();
+	else
+		fprintf(stderr, "usage: pvas_calibrate --local | --pingpong [--reps N]\n");
+	MPI_Finalize();
+	return mode ? 0 : 2;
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# tests/calibrate/check.sh : TAP checks of the cost model's calibration
+# (ompi-btl/calibrate): pvas-calibrate measures this node and writes every
+# pml_ob1_direct_model_* parameter into an MCA parameter file, Open MPI
+# reads that file (ompi_info shows each value with the file as its source),
+# and a rerun replaces the calibration instead of adding a second one.
+# Writes only into a scratch file, never into the prefix.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+PREFIX=${OMPI_PREFIX:-$("$ROOT/scripts/build-ompi" --print-prefix)}
+BIN=$BUILD/ompi-btl/pvas_calibrate
+PARAMS="o_direct o_cico g1 g2 frag run_direct block_direct block_pack"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+echo "1..4"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+conf=$scratch/model.conf
+echo "# an unrelated line that must survive" >"$conf"
+
+start=$SECONDS
+if "$ROOT/ompi-btl/calibrate/pvas-calibrate" --prefix "$PREFIX" --bin "$BIN" --reps 11 \
+	--output "$conf" >"$scratch/out" 2>&1; then
+	echo "ok 1 - pvas-calibrate ran ($((SECONDS - start)) s)"
+else
+	sed 's/^/# /' "$scratch/out"
+	echo "not ok 1 - pvas-calibrate failed"
+fi
+sed 's/^/# /' "$conf"
+
+missing=
+for p in $PARAMS; do
+	grep -Eq "^pml_ob1_direct_model_$p = [0-9.e+-]+(,[0-9.e+-]+){0,5}$" "$conf" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "ok 2 - the file sets all ${PARAMS// /, } to numbers"
+else
+	echo "not ok 2 - the file lacks or garbles:$missing"
+fi
+
+# Open MPI reads the file: each value in force, with the file as its source.
+OMPI_MCA_mca_base_param_files="$conf" "$PREFIX/bin/ompi_info" --param pml ob1 --level 9 \
+	--parsable >"$scratch/info" 2>&1
+bad=
+for p in $PARAMS; do
+	want=$(sed -n "s/^pml_ob1_direct_model_$p = //p" "$conf")
+	got=$(sed -n "s/^mca:pml:ob1:param:pml_ob1_direct_model_$p:value://p" "$scratch/info")
+	src=$(sed -n "s/^mca:pml:ob1:param:pml_ob1_direct_model_$p:source://p" "$scratch/info")
+	# ompi_info prints doubles in its own format: compare numerically
+	if ! python3 -c "import sys; w=[float(x) for x in sys.argv[1].split(',')]; g=[float(x) for x in sys.argv[2].split(',')]; sys.exit(0 if len(w)==len(g) and all(abs(a-b)<=1e-6*max(1,abs(a)) for a,b in zip(w,g)) else 1)" "$want" "$got" 2>/dev/null ||
+		[[ $src != file* ]]; then
+		bad="$bad $p(file '$want', ompi_info '$got' from '$src')"
+	fi
+done
+if [ -z "$bad" ]; then
+	echo "ok 3 - ompi_info shows every calibrated value, from the file"
+else
+	echo "not ok 3 - ompi_info disagrees:$bad"
+fi
+
+"$ROOT/ompi-btl/calibrate/pvas-calibrate" --prefix "$PREFIX" --bin "$BIN" --reps 5 \
+	--output "$conf" >/dev/null 2>&1
+blocks=$(grep -c '^# >>> pvas-calibrate' "$conf")
+if [ "$blocks" = 1 ] && grep -q '^# an unrelated line that must survive$' "$conf"; then
+	echo "ok 4 - a rerun replaces the calibration and keeps the file's other lines"
+else
+	echo "not ok 4 - after a rerun: $blocks calibration blocks, other lines $(grep -c unrelated "$conf")"
+fi
