@@ -6,7 +6,10 @@
 # bridge that exists only inside them); mpirun runs on host 1 and starts
 # the orted of every other host through scripts/netns-rsh (plm_rsh_agent).
 # Every job runs under --mca btl self,pvas,tcp, tcp and ORTE's out-of-band
-# channel restricted to the test subnet, with pml_ob1_direct_stats 1.
+# channel restricted to the test subnet, with pml_ob1_direct_stats 1 and
+# the direct path forced (pml_ob1_direct_model direct: the suite checks
+# where the direct Rendezvous may go, not the cost model's choices, which
+# tests/mpi/ddt-fuzz.sh covers).
 #
 # For 2 hosts x 2 ranks and 3 hosts x 2 ranks:
 #   - peers (tests/multinode/src/peers.c): every rank lists the peers that
@@ -102,7 +105,8 @@ run_job() {
 		--mca plm_rsh_agent "$RSH" --mca btl self,pvas,tcp \
 		--mca btl_tcp_if_include "$SUBNET" --mca oob_tcp_if_include "$SUBNET" \
 		--bind-to none "${AGENT_ARGS[@]}" --mca btl_base_warn_component_unused 0 \
-		--mca pml_ob1_direct_stats 1 -x PVAS_MPI_TEST_TOKEN "${margs[@]}" "$@" >"$log" 2>&1
+		--mca pml_ob1_direct_stats 1 --mca pml_ob1_direct_model direct \
+		-x PVAS_MPI_TEST_TOKEN "${margs[@]}" "$@" >"$log" 2>&1
 }
 TOKEN=$$-$RANDOM$RANDOM
 
