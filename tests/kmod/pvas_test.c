@@ -64,6 +64,7 @@ struct child {
 	int touch_mib;		/* memory to touch after the checks */
 	long addr[8];		/* addresses the kernel picked for it */
 	long fixed_other;	/* MAP_FIXED into another partition */
+	unsigned long other;	/* an address in a neighbour's partition */
 	long fixed_own;		/* MAP_FIXED_NOREPLACE into its own */
 	long thread_addr;
 	volatile int thread_done;
@@ -108,8 +109,14 @@ static int child_main(void *p)
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1);
 	syscall(SYS_mmap, r + 4096, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	c->addr[4] = syscall(SYS_mremap, r, 4096, 64 * MIB, MREMAP_MAYMOVE);
-	c->fixed_other = raw_mmap((void *)(c->hi + 16 * MIB), MIB, PROT_READ,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1);
+	/*
+	 * Never past the group's end: MAP_FIXED there is allowed and would
+	 * replace whatever the root has mapped at that address.
+	 */
+	if (c->other)
+		c->fixed_other = raw_mmap((void *)c->other, MIB, PROT_READ,
+					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+					  -1);
 	c->fixed_own = raw_mmap((void *)(c->lo + 512 * MIB), MIB, PROT_READ,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1);
 	/* A thread of the task: same tgid, same partition. */
@@ -148,6 +155,10 @@ static struct child *child_new(int fd, unsigned int slot,
 	c->slot = slot;
 	c->lo = g->base + slot * g->part_size;
 	c->hi = c->lo + g->part_size;
+	if (slot + 1 < g->part_count)
+		c->other = c->hi + 16 * MIB;
+	else if (slot > 0)
+		c->other = c->lo - g->part_size + 16 * MIB;
 	c->stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return c;
