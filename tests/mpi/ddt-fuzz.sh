@@ -19,7 +19,8 @@
 # The direct configurations force the direct path (pml_ob1_direct_model
 # direct); two more leave the choice to ob1's cost model: one forces
 # copy-in/copy-out for every direct RNDV (the receiver declines each one),
-# one lets the model choose with its online correction re-checking the path
+# one lets the model choose with its online correction always measuring
+# both paths and re-checking the path
 # not taken every second message of a layout pair.
 # Each configuration
 # runs with the fixed seed 20261122 and with a random seed (printed in the
@@ -91,7 +92,7 @@ CONFIGS=(
 	"pvas-direct-two-frags:pvas:--mca pml_ob1_direct_model direct $TWO_FRAGS"
 	"pvas-direct-two-frags-mt:pvas:--mca pml_ob1_direct_model direct $TWO_FRAGS:--thread-multiple"
 	"pvas-model-cico:pvas:--mca pml_ob1_direct_model cico --mca pml_ob1_direct_min_size 0"
-	"pvas-model-learn:pvas:--mca pml_ob1_direct_model model --mca pml_ob1_direct_model_recheck 2 --mca pml_ob1_direct_min_size 0"
+	"pvas-model-learn:pvas:--mca pml_ob1_direct_model model --mca pml_ob1_direct_model_explore 0 --mca pml_ob1_direct_model_recheck 2 --mca pml_ob1_direct_min_size 0"
 )
 
 # split_config C: set name, btl, extra (mpirun arguments) and pargs

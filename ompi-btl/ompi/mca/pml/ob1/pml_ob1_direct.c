@@ -58,51 +58,51 @@ mca_pml_ob1_direct_params_t mca_pml_ob1_direct_params = {
     .stats = false,
 };
 
-static void direct_register_size(const mca_base_component_t *comp, const char *name,
-                                 const char *help, int level, size_t *storage)
+void mca_pml_ob1_direct_register_var(const mca_base_component_t *comp, const char *name,
+                                     const char *help, mca_base_var_type_t type, int level,
+                                     void *storage)
 {
-    (void) mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0,
-                                           level, MCA_BASE_VAR_SCOPE_READONLY, storage);
-}
-
-static void direct_register_bool(const mca_base_component_t *comp, const char *name,
-                                 const char *help, int level, bool *storage)
-{
-    (void) mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0,
-                                           level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    (void) mca_base_component_var_register(comp, name, help, type, NULL, 0, 0, level,
+                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
 void mca_pml_ob1_direct_register(const mca_base_component_t *comp)
 {
     mca_pml_ob1_direct_params_t *p = &mca_pml_ob1_direct_params;
 
-    direct_register_bool(comp, "direct_enable",
-                         "Copy messages to peers in this address space (BTL flag "
-                         "shared-addr-space) layout to layout, sender and receiver in parallel",
-                         OPAL_INFO_LVL_4, &p->enable);
-    direct_register_size(comp, "direct_min_size",
-                         "Smallest non-contiguous message (packed bytes) that may go direct",
-                         OPAL_INFO_LVL_4, &p->min_size);
-    direct_register_size(comp, "direct_contig_min_size",
-                         "Smallest message with a contiguous send buffer that may go direct",
-                         OPAL_INFO_LVL_4, &p->contig_min_size);
-    direct_register_size(comp, "direct_min_bytes_per_element",
-                         "Go direct only for datatypes with at least this many bytes per "
-                         "description element (0: every datatype the engine compiles)",
-                         OPAL_INFO_LVL_5, &p->min_bytes_per_element);
-    direct_register_size(comp, "direct_chunk_size",
-                         "Largest chunk (bytes) that sender and receiver claim from the "
-                         "message's two ends",
-                         OPAL_INFO_LVL_4, &p->chunk_size);
-    direct_register_size(comp, "direct_chunks",
-                         "Chunks a message is cut into when that gives chunks of 4 KiB up to "
-                         "pml_ob1_direct_chunk_size",
-                         OPAL_INFO_LVL_5, &p->chunks);
+    mca_pml_ob1_direct_register_var(comp, "direct_enable",
+                                    "Copy messages to peers in this address space (BTL flag "
+                                    "shared-addr-space) layout to layout, sender and receiver "
+                                    "in parallel",
+                                    MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &p->enable);
+    mca_pml_ob1_direct_register_var(comp, "direct_min_size",
+                                    "Smallest non-contiguous message (packed bytes) that may go "
+                                    "direct",
+                                    MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_4, &p->min_size);
+    mca_pml_ob1_direct_register_var(comp, "direct_contig_min_size",
+                                    "Smallest message with a contiguous send buffer that may go "
+                                    "direct",
+                                    MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_4,
+                                    &p->contig_min_size);
+    mca_pml_ob1_direct_register_var(comp, "direct_min_bytes_per_element",
+                                    "Go direct only for datatypes with at least this many bytes "
+                                    "per description element (0: every datatype the engine "
+                                    "compiles)",
+                                    MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5,
+                                    &p->min_bytes_per_element);
+    mca_pml_ob1_direct_register_var(comp, "direct_chunk_size",
+                                    "Largest chunk (bytes) that sender and receiver claim from "
+                                    "the message's two ends",
+                                    MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_4, &p->chunk_size);
+    mca_pml_ob1_direct_register_var(comp, "direct_chunks",
+                                    "Chunks a message is cut into when that gives chunks of "
+                                    "4 KiB up to pml_ob1_direct_chunk_size",
+                                    MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &p->chunks);
     mca_pml_ob1_direct_model_register(comp);
-    direct_register_bool(comp, "direct_stats",
-                         "Print one line of direct-rendezvous statistics per process at "
-                         "MPI_Finalize",
-                         OPAL_INFO_LVL_5, &p->stats);
+    mca_pml_ob1_direct_register_var(comp, "direct_stats",
+                                    "Print one line of direct-rendezvous statistics per process "
+                                    "at MPI_Finalize",
+                                    MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &p->stats);
 }
 
 /* ---- state of this process -------------------------------------------- */
@@ -694,9 +694,8 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
     if (opal_datatype_direct_layout_size(desc->send_layout) == desc->length &&
         opal_datatype_direct_layout_size(layout) == desc->length &&
         MCA_PML_OB1_DIRECT_PATH_CICO ==
-            mca_pml_ob1_direct_model_choose(desc->send_layout, layout,
-                                            NULL == release && NULL == desc->send_layout_release,
-                                            btl->btl_max_send_size, &recvreq->req_direct_choice)) {
+            mca_pml_ob1_direct_model_choose(desc->send_layout, layout, btl->btl_max_send_size,
+                                            &recvreq->req_direct_choice)) {
         /* the model (or its correction) says copy-in/copy-out: the
          * completion of the normal path measures it */
         opal_datatype_direct_layout_release(release);

@@ -38,6 +38,7 @@
 
 #include "opal/class/opal_free_list.h"
 #include "opal/datatype/opal_datatype_direct.h"
+#include "opal/mca/base/mca_base_var.h"
 #include "ompi/mca/bml/bml.h"
 #include "ompi/mca/pml/pml.h"
 
@@ -130,6 +131,11 @@ extern mca_pml_ob1_direct_params_t mca_pml_ob1_direct_params;
 
 /** Registers pml_ob1_direct_* for ob1's component. */
 void mca_pml_ob1_direct_register(const mca_base_component_t *comp);
+
+/** Register one read-only pml_ob1_<name> parameter (no enumerator). */
+void mca_pml_ob1_direct_register_var(const mca_base_component_t *comp, const char *name,
+                                     const char *help, mca_base_var_type_t type, int level,
+                                     void *storage);
 
 /** Sender: may a message of size bytes (send mode send_mode) try the direct
  *  rendezvous?  A cheap gate; mca_pml_ob1_direct_send_start decides. */

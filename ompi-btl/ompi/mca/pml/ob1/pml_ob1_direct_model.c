@@ -24,14 +24,27 @@
  *            with P = blocks_P(s) + B * g1, U = blocks_P(r) + B * g1,
  *            F = ceil(B / fragment size): pack and unpack pipelined
  *
- * All costs are nanoseconds.  The online correction keeps, per pair of
- * cached layouts, a moving average of each path's measured time (receiver:
- * from match to completion) and takes the faster measured path; every
- * `recheck` messages it takes the other path once to refresh it.
+ * All costs are nanoseconds.
+ *
+ * The online correction keeps a record per pair of layout shapes (bytes,
+ * runs and blocks per class of both layouts, each rounded to half an
+ * octave, so that a datatype built anew for every exchange keeps its
+ * record): the last MODEL_RING measured times of each path (receiver:
+ * match to completion), after its first MODEL_WARMUP ones (first use of a
+ * path pays for fragments, pages and caches).  A path is measured once it
+ * has MODEL_SAMPLES of them.  A pair's first messages take the model's
+ * path.  When that path's cost (the least of its kept samples) is
+ * above `explore` times its prediction, or above the other path's
+ * prediction, the model is suspect and the next messages measure the other
+ * path.  Once both are measured, the cheaper path wins (the model's path
+ * unless the other is cheaper by more than MODEL_MARGIN).  The path not
+ * taken is measured again after `recheck` messages, then after twice as
+ * many each time the choice holds (at most MODEL_RECHECK_MAX).
  */
 
 #include "ompi_config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +64,13 @@
 #define MODEL_MODE_DIRECT 1
 #define MODEL_MODE_CICO 2
 
-#define MODEL_PAIRS 256    /* learning records (a direct-mapped table) */
-#define MODEL_EWMA 0.25    /* weight of a new measurement */
+#define MODEL_PAIRS 256          /* learning records (a direct-mapped table) */
+#define MODEL_WARMUP 3           /* first measurements of a path not kept */
+#define MODEL_SAMPLES 3          /* measurements a path needs before it is compared */
+#define MODEL_RING 8             /* measurements kept per path of a pair */
+#define MODEL_KNOWN (MODEL_WARMUP + MODEL_SAMPLES)
+#define MODEL_MARGIN 0.03        /* the other path must be this much faster */
+#define MODEL_RECHECK_MAX 4096u  /* longest interval between re-checks */
 
 static const char *const path_name[MCA_PML_OB1_DIRECT_PATHS] = {"direct", "cico"};
 
@@ -67,6 +85,7 @@ static struct {
     char *block_direct_str, *block_pack_str;
     double block_direct[OPAL_DATATYPE_DIRECT_CLASSES], block_pack[OPAL_DATATYPE_DIRECT_CLASSES];
     bool learn;
+    double explore;   /* measured / predicted that makes the model suspect */
     unsigned recheck;
 } model = {
     /* Conservative: the direct path unless the layouts are such that
@@ -81,6 +100,7 @@ static struct {
     .block_direct_str = NULL,
     .block_pack_str = NULL,
     .learn = true,
+    .explore = 1.5,
     .recheck = 64,
 };
 
@@ -110,11 +130,19 @@ static int model_parse_classes(const char *name, const char *str, double *out)
     return rc;
 }
 
+/* Per-class costs from the parameter, or the built-in ones. */
+static void model_classes(const char *name, const char *str, const char *builtin, double *out)
+{
+    if (OMPI_SUCCESS != model_parse_classes(name, str, out)) {
+        (void) model_parse_classes("built-in", builtin, out);
+    }
+}
+
 static void model_register_double(const mca_base_component_t *comp, const char *name,
                                   const char *help, double *storage)
 {
-    (void) mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0,
-                                           OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    mca_pml_ob1_direct_register_var(comp, name, help, MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_5,
+                                    storage);
 }
 
 void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
@@ -123,7 +151,6 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
         {MODEL_MODE_MODEL, "model"}, {MODEL_MODE_DIRECT, "direct"}, {MODEL_MODE_CICO, "cico"},
         {0, NULL}};
     mca_base_var_enum_t *mode_enum = NULL;
-    unsigned recheck = model.recheck;
 
     (void) mca_base_var_enum_create("pml_ob1_direct_model_modes", modes, &mode_enum);
     (void) mca_base_component_var_register(comp, "direct_model",
@@ -145,37 +172,39 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
     model_register_double(comp, "direct_model_run_direct",
                           "Model: ns per run of blocks the direct engine starts", &model.run_direct);
     model.block_direct_str = (char *) default_block_direct;
-    (void) mca_base_component_var_register(comp, "direct_model_block_direct",
-                                           "Model: direct engine ns per block, by block size "
-                                           "<=8,<=32,<=128,<=512,<=4096,larger (one side)",
-                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                           MCA_BASE_VAR_SCOPE_READONLY, &model.block_direct_str);
+    mca_pml_ob1_direct_register_var(comp, "direct_model_block_direct",
+                                    "Model: direct engine ns per block, by block size "
+                                    "<=8,<=32,<=128,<=512,<=4096,larger (one side)",
+                                    MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
+                                    &model.block_direct_str);
     model.block_pack_str = (char *) default_block_pack;
-    (void) mca_base_component_var_register(comp, "direct_model_block_pack",
-                                           "Model: pack (or unpack) ns per block, by the same "
-                                           "block-size classes",
-                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                           MCA_BASE_VAR_SCOPE_READONLY, &model.block_pack_str);
-    (void) mca_base_component_var_register(comp, "direct_model_learn",
-                                           "Measure each layout pair's paths and switch when the "
-                                           "model was wrong",
-                                           MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                           MCA_BASE_VAR_SCOPE_READONLY, &model.learn);
-    (void) mca_base_component_var_register(comp, "direct_model_recheck",
-                                           "Messages of a layout pair between re-checks of the "
-                                           "path not taken (0: never)",
-                                           MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0,
-                                           OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, &recheck);
-    model.recheck = recheck;
+    mca_pml_ob1_direct_register_var(comp, "direct_model_block_pack",
+                                    "Model: pack (or unpack) ns per block, by the same "
+                                    "block-size classes",
+                                    MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
+                                    &model.block_pack_str);
+    mca_pml_ob1_direct_register_var(comp, "direct_model_learn",
+                                    "Measure both paths of each layout pair and take the faster",
+                                    MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &model.learn);
+    model_register_double(comp, "direct_model_explore",
+                          "Measured / predicted time of the model's path above which the other "
+                          "path is measured too (0: always)",
+                          &model.explore);
+    mca_pml_ob1_direct_register_var(comp, "direct_model_recheck",
+                                    "Messages of a layout pair before the path not taken is "
+                                    "measured again; doubles while the choice holds (0: never)",
+                                    MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &model.recheck);
 }
 
 /* ---- state ----------------------------------------------------------------- */
 
-/* What one pair of cached layouts has cost so far. */
+/* What one pair of layout shapes has cost so far. */
 struct mca_pml_ob1_direct_pair_t {
-    const void *sl, *rl;
-    double measured[MCA_PML_OB1_DIRECT_PATHS]; /* moving average; 0: not yet */
-    unsigned since_check;
+    uint64_t sig; /* model_signature(); 0: free */
+    double sample[MCA_PML_OB1_DIRECT_PATHS][MODEL_RING]; /* the last ones, a ring */
+    unsigned n[MCA_PML_OB1_DIRECT_PATHS];                   /* samples taken */
+    int best;                                               /* -1: still measuring */
+    unsigned interval, until_check;                         /* re-check schedule */
 };
 
 static struct {
@@ -188,14 +217,10 @@ static struct {
 
 void mca_pml_ob1_direct_model_init(void)
 {
-    if (OMPI_SUCCESS != model_parse_classes("pml_ob1_direct_model_block_direct",
-                                            model.block_direct_str, model.block_direct)) {
-        (void) model_parse_classes("default", default_block_direct, model.block_direct);
-    }
-    if (OMPI_SUCCESS != model_parse_classes("pml_ob1_direct_model_block_pack",
-                                            model.block_pack_str, model.block_pack)) {
-        (void) model_parse_classes("default", default_block_pack, model.block_pack);
-    }
+    model_classes("pml_ob1_direct_model_block_direct", model.block_direct_str,
+                  default_block_direct, model.block_direct);
+    model_classes("pml_ob1_direct_model_block_pack", model.block_pack_str, default_block_pack,
+                  model.block_pack);
     memset(state.pairs, 0, sizeof(state.pairs));
     memset(state.count, 0, sizeof(state.count));
     memset(state.predicted, 0, sizeof(state.predicted));
@@ -243,15 +268,13 @@ static double model_blocks(const opal_datatype_direct_shape_t *s, const double *
     return t;
 }
 
-void mca_pml_ob1_direct_model_predict(const opal_datatype_direct_layout_t *sl,
-                                      const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
-                                      double ns[MCA_PML_OB1_DIRECT_PATHS])
+static void model_predict_shapes(const opal_datatype_direct_shape_t *sp,
+                                 const opal_datatype_direct_shape_t *rp, size_t frag_bytes,
+                                 double ns[MCA_PML_OB1_DIRECT_PATHS])
 {
-    opal_datatype_direct_shape_t s, r;
+    const opal_datatype_direct_shape_t s = *sp, r = *rp;
     double bytes, work, pack, unpack, frags, hi, lo;
 
-    opal_datatype_direct_layout_shape(sl, &s);
-    opal_datatype_direct_layout_shape(rl, &r);
     bytes = (double) s.bytes;
 
     work = model_blocks(&s, model.block_direct, model.run_direct)
@@ -271,29 +294,117 @@ void mca_pml_ob1_direct_model_predict(const opal_datatype_direct_layout_t *sl,
     ns[MCA_PML_OB1_DIRECT_PATH_CICO] = model.o_cico + frags * model.frag + hi + lo / frags;
 }
 
+void mca_pml_ob1_direct_model_predict(const opal_datatype_direct_layout_t *sl,
+                                      const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
+                                      double ns[MCA_PML_OB1_DIRECT_PATHS])
+{
+    opal_datatype_direct_shape_t s, r;
+
+    opal_datatype_direct_layout_shape(sl, &s);
+    opal_datatype_direct_layout_shape(rl, &r);
+    model_predict_shapes(&s, &r, frag_bytes, ns);
+}
+
 /* ---- choice and online correction ------------------------------------------ */
 
-static struct mca_pml_ob1_direct_pair_t *model_pair(const void *sl, const void *rl)
+/* x rounded to half an octave: 0, 1, then two steps per power of two. */
+static uint64_t model_bucket(size_t x)
 {
-    uintptr_t h = ((uintptr_t) sl >> 6) * 31u + ((uintptr_t) rl >> 6);
-    struct mca_pml_ob1_direct_pair_t *p = &state.pairs[(h ^ (h >> 11)) % MODEL_PAIRS];
+    uint64_t l = 0;
 
-    if (p->sl != sl || p->rl != rl) {
+    if (0 == x) {
+        return 0;
+    }
+    while ((x >> l) > 1) {
+        l++;
+    }
+    return 1 + 2 * l + (l > 0 ? (x >> (l - 1)) & 1 : 0);
+}
+
+/* A pair of shapes as one nonzero number (FNV-1a over the buckets). */
+static uint64_t model_signature(const opal_datatype_direct_shape_t *s,
+                                const opal_datatype_direct_shape_t *r)
+{
+    const opal_datatype_direct_shape_t *x[2] = {s, r};
+    uint64_t h = 14695981039346656037ull;
+
+    for (int i = 0; i < 2; i++) {
+        h = (h ^ model_bucket(x[i]->bytes)) * 1099511628211ull;
+        h = (h ^ model_bucket(x[i]->runs)) * 1099511628211ull;
+        for (int c = 0; c < OPAL_DATATYPE_DIRECT_CLASSES; c++) {
+            h = (h ^ model_bucket(x[i]->blocks_by_class[c])) * 1099511628211ull;
+        }
+    }
+    return h ? h : 1;
+}
+
+static struct mca_pml_ob1_direct_pair_t *model_pair(uint64_t sig)
+{
+    struct mca_pml_ob1_direct_pair_t *p = &state.pairs[(sig ^ (sig >> 29)) % MODEL_PAIRS];
+
+    if (p->sig != sig) {
         memset(p, 0, sizeof(*p)); /* a new pair takes the slot */
-        p->sl = sl;
-        p->rl = rl;
+        p->sig = sig;
+        p->best = -1;
     }
     return p;
 }
 
-int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
-                                    const opal_datatype_direct_layout_t *rl, bool cached,
-                                    size_t frag_bytes, mca_pml_ob1_direct_choice_t *choice)
+/* A path's cost: the least of its kept samples (noise only ever adds time:
+ * a preemption, the peer's cache misses after it changed path). */
+static double model_cost(const struct mca_pml_ob1_direct_pair_t *p, int path)
 {
+    unsigned n = p->n[path] - MODEL_WARMUP;
+    double m = p->sample[path][0];
+
+    n = n < MODEL_RING ? n : MODEL_RING;
+    for (unsigned i = 1; i < n; i++) {
+        m = p->sample[path][i] < m ? p->sample[path][i] : m;
+    }
+    return m;
+}
+
+/* The path for the next message of pair p, the model's being `path`.
+ * Under state.lock. */
+static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, const double *ns)
+{
+    int other = 1 - path, best;
+
+    if (p->n[path] < MODEL_KNOWN) {
+        return path;
+    }
+    if (p->n[other] < MODEL_KNOWN) {
+        /* explore only when the model looks wrong about this pair */
+        double m = model_cost(p, path);
+        return (m > model.explore * ns[path] || ns[other] < m) ? other : path;
+    }
+    best = model_cost(p, other) < (1.0 - MODEL_MARGIN) * model_cost(p, path)
+               ? other
+               : path;
+    if (best != p->best) {
+        state.switches += (p->best >= 0 || best != path);
+        p->best = best;
+        p->interval = p->until_check = model.recheck;
+    }
+    if (0 != model.recheck && 0 == --p->until_check) {
+        p->interval = p->interval < MODEL_RECHECK_MAX / 2 ? 2 * p->interval : MODEL_RECHECK_MAX;
+        p->until_check = p->interval;
+        return 1 - best; /* measure the path not taken again */
+    }
+    return best;
+}
+
+int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
+                                    const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
+                                    mca_pml_ob1_direct_choice_t *choice)
+{
+    opal_datatype_direct_shape_t s, r;
     double ns[MCA_PML_OB1_DIRECT_PATHS];
     int path;
 
-    mca_pml_ob1_direct_model_predict(sl, rl, frag_bytes, ns);
+    opal_datatype_direct_layout_shape(sl, &s);
+    opal_datatype_direct_layout_shape(rl, &r);
+    model_predict_shapes(&s, &r, frag_bytes, ns);
     path = ns[MCA_PML_OB1_DIRECT_PATH_CICO] < ns[MCA_PML_OB1_DIRECT_PATH_DIRECT]
                ? MCA_PML_OB1_DIRECT_PATH_CICO
                : MCA_PML_OB1_DIRECT_PATH_DIRECT;
@@ -302,32 +413,11 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
         path = MCA_PML_OB1_DIRECT_PATH_DIRECT;
     } else if (MODEL_MODE_CICO == model.mode) {
         path = MCA_PML_OB1_DIRECT_PATH_CICO;
-    } else if (model.learn && cached) {
-        struct mca_pml_ob1_direct_pair_t *p;
-        int other;
-
+    } else if (model.learn) {
+        choice->sig = model_signature(&s, &r);
         OPAL_THREAD_LOCK(&state.lock);
-        p = model_pair(sl, rl);
-        if (0 != p->measured[0] && 0 != p->measured[1]) {
-            int faster = p->measured[1] < p->measured[0] ? 1 : 0;
-            state.switches += (faster != path);
-            path = faster;
-        } else if (0 != p->measured[path]) {
-            /* only the model's path is known: try the other one when the
-             * measurement says the model was wrong */
-            other = 1 - path;
-            if (p->measured[path] > ns[other]) {
-                path = other;
-                state.switches++;
-            }
-        }
-        if (0 != model.recheck && ++p->since_check >= model.recheck) {
-            p->since_check = 0;
-            path = 1 - path; /* refresh the path not taken */
-        }
-        choice->pair = p;
-        choice->sl = sl;
-        choice->rl = rl;
+        choice->pair = model_pair(choice->sig);
+        path = model_learned_path(choice->pair, path, ns);
         OPAL_THREAD_UNLOCK(&state.lock);
     }
     choice->path = path;
@@ -345,9 +435,13 @@ void mca_pml_ob1_direct_model_done(mca_pml_ob1_direct_choice_t *choice)
     state.count[path]++;
     state.predicted[path] += choice->predicted_ns;
     state.measured[path] += t;
-    if (NULL != choice->pair && choice->pair->sl == choice->sl && choice->pair->rl == choice->rl) {
-        double *m = &choice->pair->measured[path];
-        *m = (0 == *m) ? t : (1 - MODEL_EWMA) * *m + MODEL_EWMA * t;
+    if (NULL != choice->pair && choice->pair->sig == choice->sig) {
+        struct mca_pml_ob1_direct_pair_t *p = choice->pair;
+
+        if (p->n[path] >= MODEL_WARMUP) {
+            p->sample[path][(p->n[path] - MODEL_WARMUP) % MODEL_RING] = t;
+        }
+        p->n[path] = p->n[path] < UINT_MAX ? p->n[path] + 1 : MODEL_WARMUP + MODEL_RING;
     }
     OPAL_THREAD_UNLOCK(&state.lock);
     choice->start_ns = 0;

@@ -18,9 +18,9 @@
  * pack/unpack.  The parameters are MCA variables (pml_ob1_direct_model_*),
  * written by pvas-calibrate into an MCA parameter file; built-in defaults
  * are conservative.  The receiver decides at match time from the two
- * layouts' shapes; an online correction, per pair of cached layouts,
- * measures what each path really cost and switches when the model was
- * wrong, re-checking the other path now and then.
+ * layouts' shapes; an online correction, per pair of layout shapes,
+ * measures what each path really costs, takes the faster, and measures the
+ * other path again now and then.
  */
 
 #ifndef MCA_PML_OB1_DIRECT_MODEL_H
@@ -43,7 +43,7 @@ enum mca_pml_ob1_direct_path {
 /** A decision for one message; the receiver keeps it until completion. */
 typedef struct mca_pml_ob1_direct_choice_t {
     struct mca_pml_ob1_direct_pair_t *pair; /**< learning record, NULL: none */
-    const void *sl, *rl;                    /**< the pair's key when pair is set */
+    uint64_t sig;                           /**< the pair's key when pair is set */
     int path;                               /**< enum mca_pml_ob1_direct_path */
     double predicted_ns;                    /**< model's time of that path */
     uint64_t start_ns;                      /**< when the receiver matched */
@@ -63,14 +63,10 @@ void mca_pml_ob1_direct_model_predict(const opal_datatype_direct_layout_t *sl,
                                       const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
                                       double ns[MCA_PML_OB1_DIRECT_PATHS]);
 
-/**
- * Receiver, at match: choose the path.  cached is true when both layouts
- * live in the datatypes' caches (stable addresses: online correction keys
- * on them).  Fills *choice and returns its path.
- */
+/** Receiver, at match: choose the path.  Fills *choice and returns its path. */
 int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
-                                    const opal_datatype_direct_layout_t *rl, bool cached,
-                                    size_t frag_bytes, mca_pml_ob1_direct_choice_t *choice);
+                                    const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
+                                    mca_pml_ob1_direct_choice_t *choice);
 
 /** Receiver, at completion of a message whose path was chosen: record its
  *  measured time (statistics and online correction). */
