@@ -10,6 +10,7 @@ harness name (set_prog).
 """
 import csv
 import io
+import fnmatch
 import os
 import platform
 import re
@@ -247,6 +248,39 @@ def pattern_rows(table, name):
     if not rows:
         die("--patterns: unknown pattern '%s' (see build/bench/ddt --list)" % name, 2)
     return rows
+
+
+def ddt_cases(table, patterns, sizes):
+    """[(pattern, size index)] of ddt --list rows: patterns = comma list of
+    names or shell globs (FFT also matches FFT<P>), sizes = comma list of
+    all, smallest, largest (by payload) and indices into a pattern's table."""
+    names = []
+    for r in table:
+        base = "FFT" if r[0].startswith("FFT") else r[0]
+        if base not in names:
+            names.append(base)
+    want = [w.strip() for w in (patterns or "*").split(",") if w.strip()]
+    picked = [n for n in names if any(fnmatch.fnmatchcase(n, w) for w in want)]
+    for w in want:
+        if not any(fnmatch.fnmatchcase(n, w) for n in names):
+            die("--patterns: '%s' matches no pattern (known: %s)" % (w, " ".join(names)), 2)
+    out = []
+    for n in picked:
+        rows = pattern_rows(table, n)
+        idx = set()
+        for sz in sizes.split(","):
+            sz = sz.strip()
+            if sz == "all":
+                idx.update(range(len(rows)))
+            elif sz in ("smallest", "largest"):
+                by = sorted(range(len(rows)), key=lambda i: rows[i][2])
+                idx.add(by[0] if sz == "smallest" else by[-1])
+            elif sz.isdigit() and int(sz) < len(rows):
+                idx.add(int(sz))
+            elif not sz.isdigit():
+                die("--sizes: '%s' is not all, smallest, largest or an index" % sz, 2)
+        out += [(n, i) for i in sorted(idx, key=lambda i: rows[i][2])]
+    return out
 
 
 # --- ratios against vader (issue #5) ----------------------------------------
