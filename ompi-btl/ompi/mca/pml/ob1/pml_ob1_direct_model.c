@@ -268,41 +268,29 @@ static double model_blocks(const opal_datatype_direct_shape_t *s, const double *
     return t;
 }
 
-static void model_predict_shapes(const opal_datatype_direct_shape_t *sp,
-                                 const opal_datatype_direct_shape_t *rp, size_t frag_bytes,
+static void model_predict_shapes(const opal_datatype_direct_shape_t *s,
+                                 const opal_datatype_direct_shape_t *r, size_t frag_bytes,
                                  double ns[MCA_PML_OB1_DIRECT_PATHS])
 {
-    const opal_datatype_direct_shape_t s = *sp, r = *rp;
     double bytes, work, pack, unpack, frags, hi, lo;
 
-    bytes = (double) s.bytes;
+    bytes = (double) s->bytes;
 
-    work = model_blocks(&s, model.block_direct, model.run_direct)
-           + model_blocks(&r, model.block_direct, model.run_direct);
-    if (mca_pml_ob1_direct_chunk_count(s.bytes) > 1) {
+    work = model_blocks(s, model.block_direct, model.run_direct)
+           + model_blocks(r, model.block_direct, model.run_direct);
+    if (mca_pml_ob1_direct_chunk_count(s->bytes) > 1) {
         ns[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + work / 2 + bytes * model.g2 / 2;
     } else {
         ns[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + work + bytes * model.g1;
     }
 
-    pack = model_blocks(&s, model.block_pack, 0) + bytes * model.g1;
-    unpack = model_blocks(&r, model.block_pack, 0) + bytes * model.g1;
-    frags = (double) ((s.bytes + frag_bytes - 1) / (frag_bytes ? frag_bytes : 1));
+    pack = model_blocks(s, model.block_pack, 0) + bytes * model.g1;
+    unpack = model_blocks(r, model.block_pack, 0) + bytes * model.g1;
+    frags = (double) ((s->bytes + frag_bytes - 1) / (frag_bytes ? frag_bytes : 1));
     frags = frags < 1 ? 1 : frags;
     hi = pack > unpack ? pack : unpack;
     lo = pack > unpack ? unpack : pack;
     ns[MCA_PML_OB1_DIRECT_PATH_CICO] = model.o_cico + frags * model.frag + hi + lo / frags;
-}
-
-void mca_pml_ob1_direct_model_predict(const opal_datatype_direct_layout_t *sl,
-                                      const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
-                                      double ns[MCA_PML_OB1_DIRECT_PATHS])
-{
-    opal_datatype_direct_shape_t s, r;
-
-    opal_datatype_direct_layout_shape(sl, &s);
-    opal_datatype_direct_layout_shape(rl, &r);
-    model_predict_shapes(&s, &r, frag_bytes, ns);
 }
 
 /* ---- choice and online correction ------------------------------------------ */

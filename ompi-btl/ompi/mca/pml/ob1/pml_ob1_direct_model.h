@@ -56,13 +56,6 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp);
 void mca_pml_ob1_direct_model_init(void);
 void mca_pml_ob1_direct_model_fini(bool print, unsigned rank);
 
-/** Predicted nanoseconds of each path for a message of send layout sl and
- *  receive layout rl (both of the same packed length); copy-in/copy-out
- *  goes in fragments of frag_bytes. */
-void mca_pml_ob1_direct_model_predict(const opal_datatype_direct_layout_t *sl,
-                                      const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
-                                      double ns[MCA_PML_OB1_DIRECT_PATHS]);
-
 /** Receiver, at match: choose the path.  Fills *choice and returns its path. */
 int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
                                     const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
