@@ -20,8 +20,9 @@
 # direct); two more leave the choice to ob1's cost model: one forces
 # copy-in/copy-out for every direct RNDV (the receiver declines each one),
 # one lets the model choose with its online correction always measuring
-# both paths and re-checking the path
-# not taken every second message of a layout pair.
+# both paths (each case transferred 12 times, so that a layout pair gets
+# past the samples the correction needs) and re-checking the path not
+# taken every second message of a pair; it must take both paths.
 # Each configuration
 # runs with the fixed seed 20261122 and with a random seed (printed in the
 # TAP lines).  Every case is random equal-signature datatypes, a log-uniform
@@ -92,7 +93,7 @@ CONFIGS=(
 	"pvas-direct-two-frags:pvas:--mca pml_ob1_direct_model direct $TWO_FRAGS"
 	"pvas-direct-two-frags-mt:pvas:--mca pml_ob1_direct_model direct $TWO_FRAGS:--thread-multiple"
 	"pvas-model-cico:pvas:--mca pml_ob1_direct_model cico --mca pml_ob1_direct_min_size 0"
-	"pvas-model-learn:pvas:--mca pml_ob1_direct_model model --mca pml_ob1_direct_model_explore 0 --mca pml_ob1_direct_model_recheck 2 --mca pml_ob1_direct_min_size 0"
+	"pvas-model-learn:pvas:--mca pml_ob1_direct_model model --mca pml_ob1_direct_model_explore 0 --mca pml_ob1_direct_model_recheck 2 --mca pml_ob1_direct_min_size 0:--repeat 12"
 )
 
 # split_config C: set name, btl, extra (mpirun arguments) and pargs
@@ -172,6 +173,12 @@ for seed in "$FIXED_SEED" "$RSEED"; do
 					ok "$what: every direct RNDV went copy-in/copy-out by the model's choice: $stats"
 				else
 					not_ok "$what: pml_ob1_direct_model cico, yet not every message went copy-in/copy-out: $stats"
+				fi
+			elif [ "$name" = pvas-model-learn ]; then
+				if [ $((sent + recvd)) -gt 0 ] && [ "$mcico" -gt 0 ]; then
+					ok "$what: the learning model took both paths: $stats"
+				else
+					not_ok "$what: pml_ob1_direct_model_explore 0 with 12 transfers a case, yet not both paths taken: $stats"
 				fi
 			elif [ "$btl" = pvas ]; then
 				if [ $((sent + recvd)) -gt 0 ]; then

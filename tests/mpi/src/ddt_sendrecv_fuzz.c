@@ -538,7 +538,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: %s [--seed S|random] [--cases N] [--case K] [--max-bytes B] [--timeout SEC] "
-	    "[--thread-multiple] [-v]\n"
+	    "[--repeat R] [--thread-multiple] [-v]\n"
 	    "  MPI derived-datatype send/receive fuzzer (ranks 0 and 1; more ranks stay idle).\n"
 	    "  --seed S       seed (default %llu; 'random': chosen by rank 0 and printed)\n"
 	    "  --cases N      run cases 0..N-1 (default 500)\n"
@@ -546,6 +546,8 @@ static void usage(FILE *f)
 	    "  --max-bytes B  largest message, bytes (default 4194304; sizes are log-uniform in "
 	    "[0,B])\n"
 	    "  --timeout SEC  a case taking longer ends the run, naming the case (default 60)\n"
+	    "  --repeat R     transfer each case R times, each one checked (default 1; once\n"
+	    "                 in mode types-freed-early)\n"
 	    "  --thread-multiple  MPI_Init_thread with MPI_THREAD_MULTIPLE (locks taken; "
 	    "error if not provided)\n"
 	    "  -v             describe every case (rank 0)\n",
@@ -554,7 +556,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	long ncases = 500, only_case = -1;
+	long ncases = 500, only_case = -1, repeat = 1;
 	int random_seed = 0, size, thread_multiple = 0;
 
 	prog = argv[0];
@@ -573,6 +575,12 @@ int main(int argc, char **argv)
 			max_bytes = (size_t)strtoull(argv[++i], NULL, 0);
 		} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
 			timeout_s = (int)strtol(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
+			repeat = strtol(argv[++i], NULL, 0);
+			if (repeat < 1) {
+				fprintf(stderr, "%s: --repeat %s: at least 1\n", prog, argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--thread-multiple")) {
 			thread_multiple = 1;
 		} else if (!strcmp(argv[i], "-v")) {
@@ -687,7 +695,12 @@ int main(int argc, char **argv)
 			per_mode[cp.mode][1]++;
 			tot.skipped++;
 		} else {
-			int f = transfer(&cp, &p, k);
+			/* types-freed-early frees the case's types: one transfer */
+			long reps = cp.mode == M_FREE ? 1 : repeat;
+			int f = 0;
+
+			for (long r = 0; r < reps && !f; r++)
+				f = transfer(&cp, &p, k);
 			per_mode[cp.mode][0]++;
 			per_mode_bytes[cp.mode] += (double)p.n;
 			tot.ran++;
