@@ -390,6 +390,15 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
     double ns[MCA_PML_OB1_DIRECT_PATHS];
     int path;
 
+    if (MODEL_MODE_MODEL != model.mode && !mca_pml_ob1_direct_params.stats) {
+        /* a forced path with nothing to report: no work at match */
+        choice->pair = NULL;
+        choice->path = MODEL_MODE_CICO == model.mode ? MCA_PML_OB1_DIRECT_PATH_CICO
+                                                     : MCA_PML_OB1_DIRECT_PATH_DIRECT;
+        choice->predicted_ns = 0;
+        choice->start_ns = 0; /* not measured */
+        return choice->path;
+    }
     opal_datatype_direct_layout_shape(sl, &s);
     opal_datatype_direct_layout_shape(rl, &r);
     model_predict_shapes(&s, &r, frag_bytes, ns);
