@@ -540,6 +540,20 @@ static unsigned ddc_shape_class(size_t blen)
     return c;
 }
 
+/* Sparse cache lines of one visit of leaf n: a block under 64 bytes at
+ * least a line from the next (or at a displacement of an index leaf) is a
+ * line of its own, touched for a few bytes; denser or larger blocks
+ * stream. */
+static size_t ddc_shape_sparse_lines(const struct ddc_node *n)
+{
+    size_t step = (size_t) (n->stride < 0 ? -n->stride : n->stride);
+
+    if (n->blen >= 64 || (DDC_INDEX != n->kind && n->count > 1 && step < 64)) {
+        return 0;
+    }
+    return n->count;
+}
+
 /* Nodes [i, end) of l, each visited mult times. */
 static void ddc_shape_walk(const opal_datatype_direct_layout_t *l, uint32_t i, uint32_t end,
                            size_t mult, opal_datatype_direct_shape_t *shape)
@@ -555,6 +569,7 @@ static void ddc_shape_walk(const opal_datatype_direct_layout_t *l, uint32_t i, u
         shape->runs += mult;
         shape->blocks += mult * n->count;
         shape->blocks_by_class[ddc_shape_class(n->blen)] += mult * n->count;
+        shape->sparse_lines += mult * ddc_shape_sparse_lines(n);
         i++;
     }
 }
@@ -1057,6 +1072,49 @@ int opal_datatype_direct_layout_copy(const opal_datatype_direct_layout_t *sl, co
         free(rf);
     }
     return OPAL_SUCCESS;
+}
+
+/* A contiguous layout of size bytes, on the caller's stack. */
+union ddc_contig {
+    struct ddc_node align_;
+    char bytes[sizeof(opal_datatype_direct_layout_t) + sizeof(struct ddc_node)];
+};
+
+static const opal_datatype_direct_layout_t *ddc_contig_layout(union ddc_contig *u, size_t size)
+{
+    opal_datatype_direct_layout_t *l = (opal_datatype_direct_layout_t *) u->bytes;
+
+    l->size = size;
+    l->nnodes = 1;
+    l->depth = 0;
+    l->ndv = 0;
+    l->dv = NULL;
+    l->nodes[0] = (struct ddc_node){.kind = DDC_LEAF, .items = 0, .count = 1,
+                                    .stride = (ptrdiff_t) size, .disp = 0, .blen = size,
+                                    .size = size};
+    return l;
+}
+
+int opal_datatype_direct_layout_pack(const opal_datatype_direct_layout_t *layout,
+                                     const void *buf, size_t from, size_t to, void *dst)
+{
+    union ddc_contig u;
+
+    /* dst holds the range only: the contiguous side's buffer starts `from`
+     * bytes before it (never dereferenced there) */
+    return opal_datatype_direct_layout_copy(layout, buf, ddc_contig_layout(&u, layout->size),
+                                            (void *) ((intptr_t) dst - (intptr_t) from), from,
+                                            to);
+}
+
+int opal_datatype_direct_layout_unpack(const opal_datatype_direct_layout_t *layout, void *buf,
+                                       size_t from, size_t to, const void *src)
+{
+    union ddc_contig u;
+
+    return opal_datatype_direct_layout_copy(ddc_contig_layout(&u, layout->size),
+                                            (const void *) ((intptr_t) src - (intptr_t) from),
+                                            layout, buf, from, to);
 }
 
 /* One-shot: compile on the stack when small. */

@@ -86,12 +86,29 @@ typedef struct opal_datatype_direct_shape_t {
     size_t bytes;  /**< packed bytes */
     size_t blocks; /**< contiguous blocks */
     size_t runs;   /**< runs of blocks (leaf visits) the copy loops start */
+    size_t sparse_lines; /**< cache lines of blocks under 64 bytes that lie a line or more
+                              apart: one miss each, which no prefetcher streams */
     size_t blocks_by_class[OPAL_DATATYPE_DIRECT_CLASSES];
 } opal_datatype_direct_shape_t;
 
 /** The shape of a layout (O(nodes), no allocation). */
 OPAL_DECLSPEC void opal_datatype_direct_layout_shape(const opal_datatype_direct_layout_t *layout,
                                                      opal_datatype_direct_shape_t *shape);
+
+/**
+ * Pack packed-stream bytes [from, to) of buf laid out as layout into
+ * dst[0, to - from) (a gather with the engine's loops).
+ * @return as opal_datatype_direct_layout_copy.
+ */
+OPAL_DECLSPEC int opal_datatype_direct_layout_pack(const opal_datatype_direct_layout_t *layout,
+                                                   const void *buf, size_t from, size_t to,
+                                                   void *dst);
+
+/** Unpack src[0, to - from) into packed-stream bytes [from, to) of buf laid
+ *  out as layout (a scatter).  @return as opal_datatype_direct_layout_copy. */
+OPAL_DECLSPEC int opal_datatype_direct_layout_unpack(const opal_datatype_direct_layout_t *layout,
+                                                     void *buf, size_t from, size_t to,
+                                                     const void *src);
 
 /**
  * Copy packed-stream bytes [from, to) from sbuf laid out as slayout into
