@@ -17,12 +17,14 @@
 # progress loop (ob1's ACK at a match) must still drain the lazy returns
 # (before it could not: 5 of 6 seeds hung).
 # The direct configurations force the direct path (pml_ob1_direct_model
-# direct); two more leave the choice to ob1's cost model: one forces
-# copy-in/copy-out for every direct RNDV (the receiver declines each one),
-# one lets the model choose with its online correction always measuring
-# both paths (each case transferred 12 times, so that a layout pair gets
-# past the samples the correction needs) and re-checking the path not
-# taken every second message of a pair; it must take both paths.
+# direct); one forces the staged path (the sender packs into a ring of 1 KiB
+# chunks that wraps around, the receiver unpacks); two more leave the choice
+# to ob1's cost model: one forces copy-in/copy-out for every direct RNDV
+# (the receiver declines each one), one lets the model choose with its
+# online correction always measuring every path (each case transferred 12
+# times, so that a layout pair gets past the samples the correction needs)
+# and re-checking the runner-up every second message of a pair; it must
+# take all three paths.
 # Each configuration
 # runs with the fixed seed 20261122 and with a random seed (printed in the
 # TAP lines).  Every case is random equal-signature datatypes, a log-uniform
@@ -43,7 +45,7 @@
 #   PVAS_TEST_FORK_AGENT     as in tests/mpi/run.sh (used when the prefix's
 #                            openmpi-mca-params.conf sets no orte_fork_agent)
 #   PVAS_MPI_TIMEOUT         seconds allowed per mpirun (default 120)
-#   PVAS_DDT_FUZZ_CASES      cases per run (default 400; 10 runs)
+#   PVAS_DDT_FUZZ_CASES      cases per run (default 400)
 #   PVAS_DDT_FUZZ_SEED       the second seed (default: random)
 #   PVAS_DDT_FUZZ_MAX_BYTES  largest message (default 4194304)
 # Logs: $BUILD/test-logs/mpi/ddt-fuzz-*.log.
@@ -93,6 +95,7 @@ CONFIGS=(
 	"pvas-direct-two-frags:pvas:--mca pml_ob1_direct_model direct $TWO_FRAGS"
 	"pvas-direct-two-frags-mt:pvas:--mca pml_ob1_direct_model direct $TWO_FRAGS:--thread-multiple"
 	"pvas-model-cico:pvas:--mca pml_ob1_direct_model cico --mca pml_ob1_direct_min_size 0"
+	"pvas-staged:pvas:--mca pml_ob1_direct_model staged --mca pml_ob1_direct_min_size 0 --mca pml_ob1_direct_stage_chunk_size 1024"
 	"pvas-model-learn:pvas:--mca pml_ob1_direct_model model --mca pml_ob1_direct_model_explore 0 --mca pml_ob1_direct_model_recheck 2 --mca pml_ob1_direct_min_size 0:--repeat 12"
 )
 
@@ -162,23 +165,30 @@ for seed in "$FIXED_SEED" "$RSEED"; do
 			} | diag
 		fi
 		if [ $direct = 1 ]; then
-			# "[pml_ob1 direct] rank R: sent S received V fallback F copied C of T bytes"
-			read -r lines sent recvd fb copied total mcico < <(awk '
+			# "[pml_ob1 direct] rank R: sent S received V fallback F copied C of T bytes
+			#  model-cico M staged X model-eager E"
+			read -r lines sent recvd fb copied total mcico staged < <(awk '
 				/^\[pml_ob1 direct\] rank [0-9]+: sent / {
-					l++; s += $6; v += $8; f += $10; c += $12; t = $14; m += $17 }
-				END { printf "%d %d %d %d %d %d %d\n", l, s, v, f, c, t, m }' "$log")
-			stats="sent $sent received $recvd fallback $fb, copied $copied of $total bytes, model chose cico $mcico ($lines stats lines)"
-			if [ "$name" = pvas-model-cico ]; then
+					l++; s += $6; v += $8; f += $10; c += $12; t = $14; m += $17; x += $19 }
+				END { printf "%d %d %d %d %d %d %d %d\n", l, s, v, f, c, t, m, x }' "$log")
+			stats="sent $sent received $recvd fallback $fb, copied $copied of $total bytes, model chose cico $mcico, staged $staged ($lines stats lines)"
+			if [ "$name" = pvas-staged ]; then
+				if [ "$staged" -gt 0 ] && [ "$staged" = "$recvd" ]; then
+					ok "$what: every direct RNDV the receiver took went staged: $stats"
+				else
+					not_ok "$what: pml_ob1_direct_model staged, yet not every received direct RNDV went staged: $stats"
+				fi
+			elif [ "$name" = pvas-model-cico ]; then
 				if [ $((sent + recvd)) = 0 ] && [ "$mcico" -gt 0 ]; then
 					ok "$what: every direct RNDV went copy-in/copy-out by the model's choice: $stats"
 				else
 					not_ok "$what: pml_ob1_direct_model cico, yet not every message went copy-in/copy-out: $stats"
 				fi
 			elif [ "$name" = pvas-model-learn ]; then
-				if [ $((sent + recvd)) -gt 0 ] && [ "$mcico" -gt 0 ]; then
-					ok "$what: the learning model took both paths: $stats"
+				if [ $((recvd - staged)) -gt 0 ] && [ "$staged" -gt 0 ] && [ "$mcico" -gt 0 ]; then
+					ok "$what: the learning model took all three paths: $stats"
 				else
-					not_ok "$what: pml_ob1_direct_model_explore 0 with 12 transfers a case, yet not both paths taken: $stats"
+					not_ok "$what: pml_ob1_direct_model_explore 0 with 12 transfers a case, yet not all three paths taken: $stats"
 				fi
 			elif [ "$btl" = pvas ]; then
 				if [ $((sent + recvd)) -gt 0 ]; then

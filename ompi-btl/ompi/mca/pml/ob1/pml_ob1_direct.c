@@ -42,6 +42,8 @@ static void direct_desc_construct(mca_pml_ob1_direct_desc_t *desc)
 {
     desc->send_layout = NULL;
     desc->recv_layout = NULL;
+    desc->stage = NULL;
+    desc->stage_ring = NULL;
 }
 
 OBJ_CLASS_INSTANCE(mca_pml_ob1_direct_desc_t, opal_free_list_item_t, direct_desc_construct, NULL);
@@ -55,6 +57,7 @@ mca_pml_ob1_direct_params_t mca_pml_ob1_direct_params = {
     .min_bytes_per_element = 0,
     .chunk_size = 65536,
     .chunks = 16,
+    .stage_chunk_size = 16384,
     .stats = false,
 };
 
@@ -98,6 +101,11 @@ void mca_pml_ob1_direct_register(const mca_base_component_t *comp)
                                     "Chunks a message is cut into when that gives chunks of "
                                     "4 KiB up to pml_ob1_direct_chunk_size",
                                     MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &p->chunks);
+    mca_pml_ob1_direct_register_var(comp, "direct_stage_chunk_size",
+                                    "Largest chunk (bytes) of the staged path's ring (16 slots "
+                                    "in the sender's memory; 0: no staged path)",
+                                    MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5,
+                                    &p->stage_chunk_size);
     mca_pml_ob1_direct_model_register(comp);
     mca_pml_ob1_direct_register_var(comp, "direct_stats",
                                     "Print one line of direct-rendezvous statistics per process "
@@ -128,6 +136,7 @@ struct direct_entry {
 static struct {
     bool initialized;
     opal_free_list_t descs;
+    opal_free_list_t rings;     /* staging rings, at most MCA_PML_OB1_DIRECT_STAGE_RINGS */
     opal_mutex_t lock;          /* entries, n, cap */
     struct direct_entry *entries;
     size_t n, cap;
@@ -136,7 +145,7 @@ static struct {
     int keyval;                   /* datatype attribute of the layout cache, -1: none */
     struct direct_cached *cached; /* list of live cache entries */
     /* statistics (pml_ob1_direct_stats) */
-    uint64_t sent, received, fallback, copied_self, bytes_total, model_declined;
+    uint64_t sent, received, fallback, copied_self, bytes_total, model_declined, staged;
 } direct;
 
 /* ---- layout cache --------------------------------------------------------- */
@@ -274,6 +283,12 @@ static opal_datatype_direct_layout_t *direct_layout_get(ompi_datatype_t *dt, siz
     return layout;
 }
 
+/* pml_ob1_direct_stage_chunk_size in whole cache lines (0: no staged path). */
+static uint64_t direct_stage_chunk_max(void)
+{
+    return mca_pml_ob1_direct_params.stage_chunk_size & ~(uint64_t) 63;
+}
+
 int mca_pml_ob1_direct_init(void)
 {
     int rc;
@@ -293,6 +308,17 @@ int mca_pml_ob1_direct_init(void)
         mca_pml_ob1_direct_params.enable = false;
         return rc;
     }
+    OBJ_CONSTRUCT(&direct.rings, opal_free_list_t);
+    if (0 != mca_pml_ob1_direct_params.stage_chunk_size &&
+        OMPI_SUCCESS != opal_free_list_init(&direct.rings, sizeof(opal_free_list_item_t),
+                                            opal_cache_line_size, OBJ_CLASS(opal_free_list_item_t),
+                                            MCA_PML_OB1_DIRECT_STAGE_SLOTS *
+                                                direct_stage_chunk_max(),
+                                            opal_cache_line_size, 0,
+                                            MCA_PML_OB1_DIRECT_STAGE_RINGS, 1, NULL, 0, NULL,
+                                            NULL, NULL)) {
+        mca_pml_ob1_direct_params.stage_chunk_size = 0; /* no staged path */
+    }
     OBJ_CONSTRUCT(&direct.lock, opal_mutex_t);
     direct_cache_init();
     mca_pml_ob1_direct_model_init();
@@ -309,9 +335,10 @@ void mca_pml_ob1_direct_fini(void)
         fprintf(stderr,
                 "[pml_ob1 direct] rank %u: sent %" PRIu64 " received %" PRIu64
                 " fallback %" PRIu64 " copied %" PRIu64 " of %" PRIu64 " bytes"
-                " model-cico %" PRIu64 "\n",
+                " model-cico %" PRIu64 " staged %" PRIu64 "\n",
                 (unsigned) OMPI_PROC_MY_NAME->vpid, direct.sent, direct.received,
-                direct.fallback, direct.copied_self, direct.bytes_total, direct.model_declined);
+                direct.fallback, direct.copied_self, direct.bytes_total, direct.model_declined,
+                direct.staged);
         fflush(stderr);
     }
     mca_pml_ob1_direct_model_fini(mca_pml_ob1_direct_params.stats,
@@ -330,6 +357,7 @@ void mca_pml_ob1_direct_fini(void)
     direct.n = direct.cap = 0;
     OBJ_DESTRUCT(&direct.lock);
     OBJ_DESTRUCT(&direct.descs);
+    OBJ_DESTRUCT(&direct.rings);
     direct.initialized = false;
 }
 
@@ -418,10 +446,120 @@ static inline bool direct_all_copied(const mca_pml_ob1_direct_desc_t *desc)
     return done;
 }
 
+/* ---- staged path ---------------------------------------------------------- */
+
+
+/* Sender: pack the next chunks into free slots of the ring. */
+static void direct_stage_pack(mca_pml_ob1_direct_desc_t *desc)
+{
+    int64_t k = desc->packed; /* only the sender writes it */
+
+    while (k < desc->stage_nchunks && k - desc->unpacked < MCA_PML_OB1_DIRECT_STAGE_SLOTS) {
+        uint64_t from = (uint64_t) k * desc->stage_chunk;
+        uint64_t to = from + desc->stage_chunk < desc->length ? from + desc->stage_chunk
+                                                              : desc->length;
+        char *slot = desc->stage + (k % MCA_PML_OB1_DIRECT_STAGE_SLOTS) * desc->stage_chunk;
+        int rc;
+
+        opal_atomic_mb(); /* the receiver's reads of this slot before our writes */
+        rc = opal_datatype_direct_layout_pack(desc->send_layout, desc->send_buf, from, to, slot);
+        if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
+            opal_output(0, "pml_ob1 direct: pack of bytes [%" PRIu64 ", %" PRIu64
+                        ") of a %" PRIu64 "-byte message failed (%d)", from, to, desc->length,
+                        rc);
+            ompi_rte_abort(rc, "pml_ob1 direct: pack failed");
+        }
+        opal_atomic_wmb(); /* the chunk before the counter */
+        desc->packed = ++k;
+    }
+}
+
+/* Receiver: unpack every chunk packed so far; when the last one is in,
+ * count the message as copied. */
+static void direct_stage_unpack(mca_pml_ob1_direct_desc_t *desc)
+{
+    int64_t k = desc->unpacked; /* only the receiver writes it */
+    int64_t ready;
+
+    while (k < (ready = desc->packed)) {
+        opal_atomic_rmb(); /* the chunks before the counter */
+        for (; k < ready; k++) {
+            uint64_t from = (uint64_t) k * desc->stage_chunk;
+            uint64_t to = from + desc->stage_chunk < desc->length ? from + desc->stage_chunk
+                                                                  : desc->length;
+            const char *slot = desc->stage
+                               + (k % MCA_PML_OB1_DIRECT_STAGE_SLOTS) * desc->stage_chunk;
+            int rc = opal_datatype_direct_layout_unpack(desc->recv_layout, desc->recv_buf, from,
+                                                        to, slot);
+            if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
+                opal_output(0, "pml_ob1 direct: unpack of bytes [%" PRIu64 ", %" PRIu64
+                            ") of a %" PRIu64 "-byte message failed (%d)", from, to,
+                            desc->length, rc);
+                ompi_rte_abort(rc, "pml_ob1 direct: unpack failed");
+            }
+            opal_atomic_mb(); /* our reads of the slot before it is free again */
+            desc->unpacked = k + 1;
+        }
+    }
+    if (k == desc->stage_nchunks && (uint64_t) desc->copied != desc->length) {
+        opal_atomic_add_fetch_64(&desc->copied, (int64_t) desc->length);
+        direct.copied_self += desc->length;
+    }
+}
+
+/* The staged path's chunk for a message of length bytes: about 16 chunks,
+ * whole cache lines, 1 KiB to pml_ob1_direct_stage_chunk_size; 0: no staged
+ * path. */
+static uint64_t direct_stage_chunk_size(uint64_t length)
+{
+    uint64_t max = direct_stage_chunk_max();
+    uint64_t chunk = (length / 16 + 63) & ~(uint64_t) 63;
+
+    if (0 == max) {
+        return 0;
+    }
+    chunk = chunk < 1024 ? 1024 : chunk;
+    return chunk > max ? max : chunk;
+}
+
+uint64_t mca_pml_ob1_direct_stage_chunk_count(uint64_t length)
+{
+    uint64_t chunk = direct_stage_chunk_size(length);
+
+    return chunk ? (length + chunk - 1) / chunk : 0;
+}
+
+/* Sender: a ring from the pool for the staged path; none (no staged path
+ * for this message) when the pool is empty. */
+static void direct_stage_prepare(mca_pml_ob1_direct_desc_t *desc, uint64_t length)
+{
+    uint64_t chunk = direct_stage_chunk_size(length);
+
+    desc->stage_chunk = 0;
+    desc->stage_nchunks = 0;
+    desc->stage_ring = 0 != chunk ? opal_free_list_get(&direct.rings) : NULL;
+    desc->stage = NULL != desc->stage_ring ? (char *) desc->stage_ring->ptr : NULL;
+    if (NULL != desc->stage) {
+        desc->stage_chunk = chunk;
+        desc->stage_nchunks = (int64_t) ((length + chunk - 1) / chunk);
+    }
+}
+
+/* The descriptor and its ring go back to their pools. */
+static void direct_desc_free(mca_pml_ob1_direct_desc_t *desc)
+{
+    if (NULL != desc->stage_ring) {
+        opal_free_list_return(&direct.rings, desc->stage_ring);
+        desc->stage_ring = NULL;
+        desc->stage = NULL;
+    }
+    opal_free_list_return(&direct.descs, &desc->super);
+}
+
 static void direct_desc_unref(mca_pml_ob1_direct_desc_t *desc)
 {
     if (0 == OPAL_THREAD_ADD_FETCH32(&desc->refs, -1)) {
-        opal_free_list_return(&direct.descs, &desc->super);
+        direct_desc_free(desc);
     }
 }
 
@@ -532,12 +670,16 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     desc->length = length;
     desc->chunk_size = chunk;
     desc->nchunks = (int64_t) ((length + chunk - 1) / chunk);
+    direct_stage_prepare(desc, length);
     desc->recv_layout = NULL;
     desc->recv_buf = NULL;
+    desc->path = MCA_PML_OB1_DIRECT_PATH_DIRECT;
     desc->recv_ready = 0;
     desc->recv_done = 0;
     desc->claims = 0;
     desc->copied = 0;
+    desc->packed = 0;
+    desc->unpacked = 0;
     desc->sendreq = sendreq;
     desc->send_state = MCA_PML_OB1_DIRECT_ACTIVE;
     desc->refs = 2;
@@ -550,7 +692,7 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     if (OMPI_SUCCESS != direct_track(DIRECT_SEND, desc)) {
         sendreq->req_direct = NULL;
         opal_datatype_direct_layout_release(release);
-        opal_free_list_return(&direct.descs, &desc->super);
+        direct_desc_free(desc);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     rc = direct_send_rndv(sendreq, bml_btl);
@@ -601,8 +743,12 @@ static bool direct_send_poll(mca_pml_ob1_direct_desc_t *desc)
         if (!desc->recv_ready) {
             return false;
         }
-        opal_atomic_rmb(); /* the receiver's layout and buffer before the flag */
-        direct_copy_chunks(desc, false);
+        opal_atomic_rmb(); /* the receiver's layout, buffer and path before the flag */
+        if (MCA_PML_OB1_DIRECT_PATH_STAGED == desc->path) {
+            direct_stage_pack(desc);
+        } else {
+            direct_copy_chunks(desc, false);
+        }
         if (!direct_all_copied(desc)) {
             return false;
         }
@@ -645,6 +791,9 @@ static bool direct_recv_try_finish(mca_pml_ob1_recv_request_t *recvreq)
 {
     mca_pml_ob1_direct_desc_t *desc = recvreq->req_direct;
 
+    if (MCA_PML_OB1_DIRECT_PATH_STAGED == desc->path) {
+        direct_stage_unpack(desc);
+    }
     if (!direct_all_copied(desc)) {
         return false;
     }
@@ -672,6 +821,7 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
         (const mca_pml_ob1_send_request_t *) hdr->hdr_src_req.pval;
     mca_pml_ob1_direct_desc_t *desc;
     opal_datatype_direct_layout_t *layout, *release;
+    int path = MCA_PML_OB1_DIRECT_PATH_DIRECT;
 
     if (!direct.initialized || !mca_pml_ob1_direct_params.enable ||
         !(btl->btl_flags & MCA_BTL_FLAGS_SHARED_ADDR_SPACE) ||
@@ -692,10 +842,12 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
         goto decline;
     }
     if (opal_datatype_direct_layout_size(desc->send_layout) == desc->length &&
-        opal_datatype_direct_layout_size(layout) == desc->length &&
-        MCA_PML_OB1_DIRECT_PATH_CICO ==
-            mca_pml_ob1_direct_model_choose(desc->send_layout, layout, btl->btl_max_send_size,
-                                            &recvreq->req_direct_choice)) {
+        opal_datatype_direct_layout_size(layout) == desc->length) {
+        path = mca_pml_ob1_direct_model_choose(desc->send_layout, layout, btl->btl_max_send_size,
+                                               0 != desc->stage_nchunks,
+                                               &recvreq->req_direct_choice);
+    }
+    if (MCA_PML_OB1_DIRECT_PATH_CICO == path) {
         /* the model (or its correction) says copy-in/copy-out: the
          * completion of the normal path measures it */
         opal_datatype_direct_layout_release(release);
@@ -711,12 +863,18 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
     direct.received++;
     direct.bytes_total += desc->length;
 
-    /* publish, then copy from the back while the sender copies from the front */
+    /* publish, then copy from the back while the sender copies from the
+     * front (direct), or unpack what the sender packs (staged) */
     desc->recv_layout = layout;
     desc->recv_buf = base->req_base.req_addr;
+    desc->path = path;
     opal_atomic_wmb();
     desc->recv_ready = 1;
-    direct_copy_chunks(desc, true);
+    if (MCA_PML_OB1_DIRECT_PATH_STAGED == path) {
+        direct.staged++;
+    } else {
+        direct_copy_chunks(desc, true);
+    }
 
     if (!direct_recv_try_finish(recvreq) &&
         OMPI_SUCCESS != direct_track(DIRECT_RECV, recvreq)) {

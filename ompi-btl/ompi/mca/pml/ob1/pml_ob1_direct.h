@@ -22,6 +22,11 @@
  * the packed byte range straight from the send buffer to the receive buffer
  * (opal_datatype_direct_layout_copy, no packed intermediate), claiming
  * chunks from the back; the sender, polling, claims them from the front.
+ * For layouts whose cache lines would cross between the two cores block by
+ * block, the receiver may choose the staged path instead: the sender packs
+ * the message chunk by chunk into a small ring in its own memory, the
+ * receiver unpacks each chunk as soon as it is packed, both with the same
+ * engine (each side touches only its own buffer and the ring).
  * Each side completes when every byte is copied.  The receiver then sets
  * the descriptor's recv_done, after which it never touches the descriptor
  * again; the sender's poll sees it and frees the descriptor (no FIN
@@ -61,9 +66,17 @@ struct mca_pml_ob1_direct_desc_t {
     uint64_t chunk_size; /**< bytes per claimed chunk */
     int64_t nchunks;
 
+    /** the staging ring (MCA_PML_OB1_DIRECT_STAGE_SLOTS chunks of
+     *  stage_chunk bytes), NULL when there is none, and its pool item */
+    char *stage;
+    opal_free_list_item_t *stage_ring;
+    uint64_t stage_chunk;
+    int64_t stage_nchunks;
+
     /* Written once by the receiver before it sets recv_ready. */
     const opal_datatype_direct_layout_t *recv_layout;
     void *recv_buf;
+    int32_t path; /**< MCA_PML_OB1_DIRECT_PATH_DIRECT or _STAGED */
 
     /* Shared, each on its own cache line. */
     volatile int32_t recv_ready __opal_attribute_aligned__(64);
@@ -76,6 +89,10 @@ struct mca_pml_ob1_direct_desc_t {
     /** bytes copied by either side (each adds its share when it runs out
      *  of chunks) */
     volatile int64_t copied __opal_attribute_aligned__(64);
+    /** staged path: chunks the sender has packed into the ring */
+    volatile int64_t packed __opal_attribute_aligned__(64);
+    /** staged path: chunks the receiver has unpacked (their slots are free) */
+    volatile int64_t unpacked __opal_attribute_aligned__(64);
 
     /* Sender-private. */
     struct mca_pml_ob1_send_request_t *sendreq __opal_attribute_aligned__(64);
@@ -87,6 +104,11 @@ struct mca_pml_ob1_direct_desc_t {
 };
 typedef struct mca_pml_ob1_direct_desc_t mca_pml_ob1_direct_desc_t;
 OBJ_CLASS_DECLARATION(mca_pml_ob1_direct_desc_t);
+
+/** Slots of a staging ring, and the most rings a process keeps (a transfer
+ *  that finds none left takes the other paths). */
+#define MCA_PML_OB1_DIRECT_STAGE_SLOTS 16
+#define MCA_PML_OB1_DIRECT_STAGE_RINGS 16
 
 #define MCA_PML_OB1_DIRECT_ACTIVE 0
 #define MCA_PML_OB1_DIRECT_DONE 1
@@ -125,6 +147,7 @@ typedef struct mca_pml_ob1_direct_params_t {
     size_t min_bytes_per_element;
     size_t chunk_size;
     size_t chunks;
+    size_t stage_chunk_size;
     bool stats;
 } mca_pml_ob1_direct_params_t;
 extern mca_pml_ob1_direct_params_t mca_pml_ob1_direct_params;
@@ -147,6 +170,9 @@ static inline bool mca_pml_ob1_direct_wanted(int send_mode, size_t size)
 
 /** Chunks a direct transfer of length packed bytes is cut into. */
 uint64_t mca_pml_ob1_direct_chunk_count(uint64_t length);
+
+/** Chunks a staged transfer of length packed bytes is cut into (0: none). */
+uint64_t mca_pml_ob1_direct_stage_chunk_count(uint64_t length);
 
 /** Set-up at ob1 enable, tear-down (and the statistics line) at finalize. */
 int mca_pml_ob1_direct_init(void);

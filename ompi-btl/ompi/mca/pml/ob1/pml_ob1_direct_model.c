@@ -12,14 +12,20 @@
  * Cost model of the direct rendezvous (see pml_ob1_direct_model.h).
  *
  * For a message of B packed bytes whose send and receive layouts have
- * shapes s and r (opal_datatype_direct_layout_shape):
+ * shapes s and r (opal_datatype_direct_layout_shape), L(x) the sparse
+ * cache lines of layout x (blocks under a line, a line or more apart):
  *
  *   blocks_D(x) = run_direct * runs(x) + sum_c n_c(x) * block_direct[c]
  *   blocks_P(x) = sum_c n_c(x) * block_pack[c]
  *
  *   direct = o_direct + (blocks_D(s) + blocks_D(r)) / 2 + B * g2 / 2
- *            (both sides copy; one side alone, B * g1 and no halving, when
- *            the message is one chunk)
+ *            + line * (L(s) + L(r)) / 2
+ *            (both sides copy, each half of the lines of the peer's buffer;
+ *            one side alone when the message is one chunk: the receiver,
+ *            blocks_D(s) + blocks_D(r) + B * g1 + line * L(s))
+ *   staged = o_staged + S * stage + max(Ps, Us) + min(Ps, Us) / S
+ *            with Ps = blocks_D(s) + B * g1, Us = blocks_D(r) + B * g1,
+ *            S = staged chunks: each side on its own buffer, pipelined
  *   cico   = o_cico + F * frag + max(P, U) + min(P, U) / F
  *            with P = blocks_P(s) + B * g1, U = blocks_P(r) + B * g1,
  *            F = ceil(B / fragment size): pack and unpack pipelined
@@ -33,18 +39,22 @@
  * match to completion), after its first MODEL_WARMUP ones (first use of a
  * path pays for fragments, pages and caches).  A path is measured once it
  * has MODEL_SAMPLES of them.  A pair's first messages take the model's
- * path.  When that path's cost (the least of its kept samples) is
- * above `explore` times its prediction, or above the other path's
- * prediction, the model is suspect and the next messages measure the other
- * path.  Once both are measured, the cheaper path wins (the model's path
- * unless the other is cheaper by more than MODEL_MARGIN).  The path not
- * taken is measured again after `recheck` messages, then after twice as
- * many each time the choice holds (at most MODEL_RECHECK_MAX).
+ * path.  When that path's cost (the least of its kept samples) is above
+ * `explore` times its prediction, every other path is measured too; else
+ * those predicted below `explore` times that cost (how much a cache line
+ * costs between the cores depends on what the application writes, which
+ * no layout tells).  Among the measured paths
+ * the cheapest wins (the model's path unless another is cheaper by more
+ * than MODEL_MARGIN).  The runner-up is measured again after `recheck`
+ * messages, then after twice as many each time the choice holds (at most
+ * MODEL_RECHECK_MAX).
  */
 
 #include "ompi_config.h"
 
 #include <limits.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +73,7 @@
 #define MODEL_MODE_MODEL 0
 #define MODEL_MODE_DIRECT 1
 #define MODEL_MODE_CICO 2
+#define MODEL_MODE_STAGED 3
 
 #define MODEL_PAIRS 256          /* learning records (a direct-mapped table) */
 #define MODEL_WARMUP 3           /* first measurements of a path not kept */
@@ -72,35 +83,41 @@
 #define MODEL_MARGIN 0.03        /* the other path must be this much faster */
 #define MODEL_RECHECK_MAX 4096u  /* longest interval between re-checks */
 
-static const char *const path_name[MCA_PML_OB1_DIRECT_PATHS] = {"direct", "cico"};
+static const char *const path_name[MCA_PML_OB1_DIRECT_PATHS] = {"direct", "cico", "staged"};
 
 /* ---- parameters ------------------------------------------------------------ */
 
 static struct {
     int mode;
-    double o_direct, o_cico; /* per message */
-    double g1, g2;           /* per byte: one agent; each of two agents at once */
-    double frag;             /* per fragment of copy-in/copy-out */
-    double run_direct;       /* per run of blocks the engine starts */
+    double o_direct, o_cico, o_staged; /* per message */
+    double g1, g2;     /* per byte: one agent; each of two agents at once */
+    double frag;       /* per fragment of copy-in/copy-out */
+    double stage;      /* per chunk of the staged path */
+    double run_direct; /* per run of blocks the engine starts */
+    double line;       /* per cache line crossing between the cores (direct) */
     char *block_direct_str, *block_pack_str;
     double block_direct[OPAL_DATATYPE_DIRECT_CLASSES], block_pack[OPAL_DATATYPE_DIRECT_CLASSES];
     bool learn;
     double explore;   /* measured / predicted that makes the model suspect */
     unsigned recheck;
 } model = {
-    /* Conservative: the direct path unless the layouts are such that
-     * packing is clearly cheaper.  pvas-calibrate measures the machine. */
+    /* Conservative: cache lines are dear to move between cores (the
+     * direct path only where it clearly wins).  pvas-calibrate measures
+     * the machine. */
     .mode = MODEL_MODE_MODEL,
     .o_direct = 1500.0,
     .o_cico = 3000.0,
+    .o_staged = 800.0,
     .g1 = 0.1,
     .g2 = 0.12,
-    .frag = 300.0,
+    .frag = 2000.0,
+    .stage = 400.0,
     .run_direct = 2.0,
+    .line = 4.0,
     .block_direct_str = NULL,
     .block_pack_str = NULL,
     .learn = true,
-    .explore = 1.5,
+    .explore = 2.0,
     .recheck = 64,
 };
 
@@ -149,13 +166,13 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
 {
     static const mca_base_var_enum_value_t modes[] = {
         {MODEL_MODE_MODEL, "model"}, {MODEL_MODE_DIRECT, "direct"}, {MODEL_MODE_CICO, "cico"},
-        {0, NULL}};
+        {MODEL_MODE_STAGED, "staged"}, {0, NULL}};
     mca_base_var_enum_t *mode_enum = NULL;
 
     (void) mca_base_var_enum_create("pml_ob1_direct_model_modes", modes, &mode_enum);
     (void) mca_base_component_var_register(comp, "direct_model",
                                            "Who chooses the path of a direct rendezvous: the cost "
-                                           "model, or always direct, or always copy-in/copy-out",
+                                           "model, or always direct, copy-in/copy-out or staged",
                                            MCA_BASE_VAR_TYPE_INT, mode_enum, 0, 0, OPAL_INFO_LVL_4,
                                            MCA_BASE_VAR_SCOPE_READONLY, &model.mode);
     OBJ_RELEASE(mode_enum);
@@ -163,12 +180,19 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
                           "Model: ns per message of the direct path", &model.o_direct);
     model_register_double(comp, "direct_model_o_cico",
                           "Model: ns per message of the copy-in/copy-out path", &model.o_cico);
+    model_register_double(comp, "direct_model_o_staged",
+                          "Model: ns per message of the staged path", &model.o_staged);
     model_register_double(comp, "direct_model_g1", "Model: ns per byte streamed by one agent",
                           &model.g1);
     model_register_double(comp, "direct_model_g2",
                           "Model: ns per byte of each agent when two stream at once", &model.g2);
     model_register_double(comp, "direct_model_frag",
                           "Model: ns per fragment of the copy-in/copy-out path", &model.frag);
+    model_register_double(comp, "direct_model_stage",
+                          "Model: ns per chunk of the staged path", &model.stage);
+    model_register_double(comp, "direct_model_line",
+                          "Model: ns per cache line the direct path moves between the cores",
+                          &model.line);
     model_register_double(comp, "direct_model_run_direct",
                           "Model: ns per run of blocks the direct engine starts", &model.run_direct);
     model.block_direct_str = (char *) default_block_direct;
@@ -184,14 +208,14 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
                                     MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
                                     &model.block_pack_str);
     mca_pml_ob1_direct_register_var(comp, "direct_model_learn",
-                                    "Measure both paths of each layout pair and take the faster",
+                                    "Measure the paths of each layout pair and take the fastest",
                                     MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &model.learn);
     model_register_double(comp, "direct_model_explore",
-                          "Measured / predicted time of the model's path above which the other "
-                          "path is measured too (0: always)",
+                          "Measured / predicted time of the model's path above which every path "
+                          "is measured; paths predicted below this times that cost are too",
                           &model.explore);
     mca_pml_ob1_direct_register_var(comp, "direct_model_recheck",
-                                    "Messages of a layout pair before the path not taken is "
+                                    "Messages of a layout pair before the runner-up path is "
                                     "measured again; doubles while the choice holds (0: never)",
                                     MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &model.recheck);
 }
@@ -268,29 +292,48 @@ static double model_blocks(const opal_datatype_direct_shape_t *s, const double *
     return t;
 }
 
+/* Two sides pipelined over n pieces: the slower side, plus the faster
+ * side's first piece. */
+static double model_pipeline(double a, double b, double n)
+{
+    return (a > b ? a : b) + (a > b ? b : a) / n;
+}
+
+/* The predictions ns[] and, in lo[], what they would be if no cache line
+ * had to cross between the cores (data the peer only reads stays in both
+ * caches): the model's uncertain term. */
 static void model_predict_shapes(const opal_datatype_direct_shape_t *s,
                                  const opal_datatype_direct_shape_t *r, size_t frag_bytes,
-                                 double ns[MCA_PML_OB1_DIRECT_PATHS])
+                                 double ns[MCA_PML_OB1_DIRECT_PATHS],
+                                 double lo[MCA_PML_OB1_DIRECT_PATHS])
 {
-    double bytes, work, pack, unpack, frags, hi, lo;
+    double bytes = (double) s->bytes, ds, dr, frags, chunks, lines;
 
-    bytes = (double) s->bytes;
-
-    work = model_blocks(s, model.block_direct, model.run_direct)
-           + model_blocks(r, model.block_direct, model.run_direct);
+    ds = model_blocks(s, model.block_direct, model.run_direct);
+    dr = model_blocks(r, model.block_direct, model.run_direct);
     if (mca_pml_ob1_direct_chunk_count(s->bytes) > 1) {
-        ns[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + work / 2 + bytes * model.g2 / 2;
+        lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + (ds + dr) / 2 + bytes * model.g2 / 2;
+        lines = (double) (s->sparse_lines + r->sparse_lines) / 2;
     } else {
-        ns[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + work + bytes * model.g1;
+        lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + ds + dr + bytes * model.g1;
+        lines = (double) s->sparse_lines;
     }
+    ns[MCA_PML_OB1_DIRECT_PATH_DIRECT] = lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] + model.line * lines;
 
-    pack = model_blocks(s, model.block_pack, 0) + bytes * model.g1;
-    unpack = model_blocks(r, model.block_pack, 0) + bytes * model.g1;
-    frags = (double) ((s->bytes + frag_bytes - 1) / (frag_bytes ? frag_bytes : 1));
+    chunks = (double) mca_pml_ob1_direct_stage_chunk_count(s->bytes);
+    chunks = chunks < 1 ? 1 : chunks;
+    ns[MCA_PML_OB1_DIRECT_PATH_STAGED] = model.o_staged + chunks * model.stage
+                                         + model_pipeline(ds + bytes * model.g1,
+                                                          dr + bytes * model.g1, chunks);
+
+    frags = frag_bytes ? (double) (s->bytes / frag_bytes + (0 != s->bytes % frag_bytes)) : 1;
     frags = frags < 1 ? 1 : frags;
-    hi = pack > unpack ? pack : unpack;
-    lo = pack > unpack ? unpack : pack;
-    ns[MCA_PML_OB1_DIRECT_PATH_CICO] = model.o_cico + frags * model.frag + hi + lo / frags;
+    ns[MCA_PML_OB1_DIRECT_PATH_CICO] =
+        model.o_cico + frags * model.frag
+        + model_pipeline(model_blocks(s, model.block_pack, 0) + bytes * model.g1,
+                         model_blocks(r, model.block_pack, 0) + bytes * model.g1, frags);
+    lo[MCA_PML_OB1_DIRECT_PATH_CICO] = ns[MCA_PML_OB1_DIRECT_PATH_CICO];
+    lo[MCA_PML_OB1_DIRECT_PATH_STAGED] = ns[MCA_PML_OB1_DIRECT_PATH_STAGED];
 }
 
 /* ---- choice and online correction ------------------------------------------ */
@@ -352,69 +395,107 @@ static double model_cost(const struct mca_pml_ob1_direct_pair_t *p, int path)
     return m;
 }
 
-/* The path for the next message of pair p, the model's being `path`.
- * Under state.lock. */
-static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, const double *ns)
+/* The path for the next message of pair p, the model's being `path`; ns
+ * holds the predictions, HUGE_VAL for a path that is not available, lo
+ * their optimistic bounds.  Under state.lock. */
+static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, const double *ns,
+                              const double *lo)
 {
-    int other = 1 - path, best;
+    int best = path, second = -1, explore = -1;
+    double m, best_cost, second_cost = HUGE_VAL;
+    bool suspect;
 
     if (p->n[path] < MODEL_KNOWN) {
         return path;
     }
-    if (p->n[other] < MODEL_KNOWN) {
-        /* explore only when the model looks wrong about this pair */
-        double m = model_cost(p, path);
-        return (m > model.explore * ns[path] || ns[other] < m) ? other : path;
+    m = best_cost = model_cost(p, path);
+    /* explore: every path when the model looks wrong about this pair, else
+     * those that might cost not far above what its own choice costs */
+    suspect = m > model.explore * ns[path];
+    for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
+        if (q != path && HUGE_VAL != ns[q] && p->n[q] < MODEL_KNOWN &&
+            (suspect || lo[q] < model.explore * m) &&
+            (explore < 0 || lo[q] < lo[explore])) {
+            explore = q;
+        }
     }
-    best = model_cost(p, other) < (1.0 - MODEL_MARGIN) * model_cost(p, path)
-               ? other
-               : path;
+    if (explore >= 0) {
+        return explore;
+    }
+    for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
+        double c;
+        if (q == path || HUGE_VAL == ns[q] || p->n[q] < MODEL_KNOWN) {
+            continue;
+        }
+        c = model_cost(p, q);
+        if (c < best_cost && c < (1.0 - MODEL_MARGIN) * m) {
+            second = best, second_cost = best_cost;
+            best = q, best_cost = c;
+        } else if (c < second_cost) {
+            second = q, second_cost = c;
+        }
+    }
     if (best != p->best) {
         state.switches += (p->best >= 0 || best != path);
         p->best = best;
         p->interval = p->until_check = model.recheck;
     }
-    if (0 != model.recheck && 0 == --p->until_check) {
+    if (0 != model.recheck && second >= 0 && 0 == --p->until_check) {
         p->interval = p->interval < MODEL_RECHECK_MAX / 2 ? 2 * p->interval : MODEL_RECHECK_MAX;
         p->until_check = p->interval;
-        return 1 - best; /* measure the path not taken again */
+        return second; /* measure the runner-up again */
     }
     return best;
 }
 
+/* The forced path of the mode, or -1 (the model chooses). */
+static int model_forced_path(bool staged_ok)
+{
+    switch (model.mode) {
+    case MODEL_MODE_DIRECT:
+        return MCA_PML_OB1_DIRECT_PATH_DIRECT;
+    case MODEL_MODE_CICO:
+        return MCA_PML_OB1_DIRECT_PATH_CICO;
+    case MODEL_MODE_STAGED:
+        return staged_ok ? MCA_PML_OB1_DIRECT_PATH_STAGED : MCA_PML_OB1_DIRECT_PATH_DIRECT;
+    default:
+        return -1;
+    }
+}
+
 int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
                                     const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
-                                    mca_pml_ob1_direct_choice_t *choice)
+                                    bool staged_ok, mca_pml_ob1_direct_choice_t *choice)
 {
     opal_datatype_direct_shape_t s, r;
-    double ns[MCA_PML_OB1_DIRECT_PATHS];
-    int path;
+    double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS];
+    int path = model_forced_path(staged_ok);
 
-    if (MODEL_MODE_MODEL != model.mode && !mca_pml_ob1_direct_params.stats) {
+    choice->pair = NULL;
+    if (path >= 0 && !mca_pml_ob1_direct_params.stats) {
         /* a forced path with nothing to report: no work at match */
-        choice->pair = NULL;
-        choice->path = MODEL_MODE_CICO == model.mode ? MCA_PML_OB1_DIRECT_PATH_CICO
-                                                     : MCA_PML_OB1_DIRECT_PATH_DIRECT;
+        choice->path = path;
         choice->predicted_ns = 0;
         choice->start_ns = 0; /* not measured */
-        return choice->path;
+        return path;
     }
     opal_datatype_direct_layout_shape(sl, &s);
     opal_datatype_direct_layout_shape(rl, &r);
-    model_predict_shapes(&s, &r, frag_bytes, ns);
-    path = ns[MCA_PML_OB1_DIRECT_PATH_CICO] < ns[MCA_PML_OB1_DIRECT_PATH_DIRECT]
-               ? MCA_PML_OB1_DIRECT_PATH_CICO
-               : MCA_PML_OB1_DIRECT_PATH_DIRECT;
-    choice->pair = NULL;
-    if (MODEL_MODE_DIRECT == model.mode) {
+    model_predict_shapes(&s, &r, frag_bytes, ns, lo);
+    if (!staged_ok) {
+        ns[MCA_PML_OB1_DIRECT_PATH_STAGED] = HUGE_VAL;
+    }
+    if (path < 0) {
         path = MCA_PML_OB1_DIRECT_PATH_DIRECT;
-    } else if (MODEL_MODE_CICO == model.mode) {
-        path = MCA_PML_OB1_DIRECT_PATH_CICO;
-    } else if (model.learn) {
+        for (int q = 1; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
+            path = ns[q] < ns[path] ? q : path;
+        }
+    }
+    if (MODEL_MODE_MODEL == model.mode && model.learn) {
         choice->sig = model_signature(&s, &r);
         OPAL_THREAD_LOCK(&state.lock);
         choice->pair = model_pair(choice->sig);
-        path = model_learned_path(choice->pair, path, ns);
+        path = model_learned_path(choice->pair, path, ns, lo);
         OPAL_THREAD_UNLOCK(&state.lock);
     }
     choice->path = path;

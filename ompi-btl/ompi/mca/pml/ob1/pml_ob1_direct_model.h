@@ -11,11 +11,12 @@
 /**
  * @file
  *
- * Cost model of the direct rendezvous (pml_ob1_direct.h) against
- * copy-in/copy-out, in the LogGP style: per-message overheads, per-byte
- * stream costs for one agent and for two agents at once, and per-block
- * costs by block-size class for the direct engine and for the convertor's
- * pack/unpack.  The parameters are MCA variables (pml_ob1_direct_model_*),
+ * Cost model of the direct rendezvous's paths (pml_ob1_direct.h: direct,
+ * staged) against copy-in/copy-out, in the LogGP style: per-message overheads, per-byte stream costs for one
+ * agent and for two agents at once, per-block costs by block-size class for
+ * the direct engine and for the convertor's pack/unpack, and the cost of a
+ * cache line that crosses between the two cores on the direct path.  The
+ * parameters are MCA variables (pml_ob1_direct_model_*),
  * written by pvas-calibrate into an MCA parameter file; built-in defaults
  * are conservative.  The receiver decides at match time from the two
  * layouts' shapes; an online correction, per pair of layout shapes,
@@ -37,7 +38,8 @@ BEGIN_C_DECLS
 enum mca_pml_ob1_direct_path {
     MCA_PML_OB1_DIRECT_PATH_DIRECT = 0, /**< layout to layout, both sides */
     MCA_PML_OB1_DIRECT_PATH_CICO = 1,   /**< normal ACK: pack, fragments, unpack */
-    MCA_PML_OB1_DIRECT_PATHS = 2
+    MCA_PML_OB1_DIRECT_PATH_STAGED = 2, /**< sender packs into a ring, receiver unpacks */
+    MCA_PML_OB1_DIRECT_PATHS = 3
 };
 
 /** A decision for one message; the receiver keeps it until completion. */
@@ -56,10 +58,11 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp);
 void mca_pml_ob1_direct_model_init(void);
 void mca_pml_ob1_direct_model_fini(bool print, unsigned rank);
 
-/** Receiver, at match: choose the path.  Fills *choice and returns its path. */
+/** Receiver, at match: choose the path (staged only when staged_ok).
+ *  Fills *choice and returns its path. */
 int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
                                     const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
-                                    mca_pml_ob1_direct_choice_t *choice);
+                                    bool staged_ok, mca_pml_ob1_direct_choice_t *choice);
 
 /** Receiver, at completion of a message whose path was chosen: record its
  *  measured time (statistics and online correction). */
