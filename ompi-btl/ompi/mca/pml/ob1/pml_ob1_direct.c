@@ -126,6 +126,7 @@ struct direct_cached {
     ompi_datatype_t *dt;
     size_t count;
     opal_datatype_direct_layout_t *layout;
+    int eager; /* the model's eager decision for this layout: -1 not asked yet */
 };
 
 struct direct_entry {
@@ -145,7 +146,7 @@ static struct {
     int keyval;                   /* datatype attribute of the layout cache, -1: none */
     struct direct_cached *cached; /* list of live cache entries */
     /* statistics (pml_ob1_direct_stats) */
-    uint64_t sent, received, fallback, copied_self, bytes_total, model_declined, staged;
+    uint64_t sent, received, fallback, copied_self, bytes_total, model_declined, staged, eager;
 } direct;
 
 /* ---- layout cache --------------------------------------------------------- */
@@ -236,6 +237,7 @@ static struct direct_cached *direct_cache_put(ompi_datatype_t *dt, size_t count,
     c->dt = dt;
     c->count = count;
     c->layout = layout;
+    c->eager = -1;
     c->prev = NULL;
     OPAL_THREAD_LOCK(&direct.lock);
     c->next = direct.cached;
@@ -254,10 +256,12 @@ static struct direct_cached *direct_cache_put(ompi_datatype_t *dt, size_t count,
 
 /* The layout of count x dt for one message.  *release is what the caller
  * must release when the transfer is over: NULL when the layout is borrowed
- * from the datatype's cache.  NULL: take the normal path (a datatype of
- * tiny blocks, or one the engine does not support). */
+ * from the datatype's cache.  *cached (when not NULL) is the cache entry,
+ * NULL for a layout of this message's own.  NULL: take the normal path (a
+ * datatype of tiny blocks, or one the engine does not support). */
 static opal_datatype_direct_layout_t *direct_layout_get(ompi_datatype_t *dt, size_t count,
-                                                        opal_datatype_direct_layout_t **release)
+                                                        opal_datatype_direct_layout_t **release,
+                                                        struct direct_cached **cached)
 {
     const opal_datatype_t *odt = &dt->super;
     bool cacheable = direct.keyval >= 0 && !(odt->flags & OPAL_DATATYPE_FLAG_PREDEFINED);
@@ -266,19 +270,27 @@ static opal_datatype_direct_layout_t *direct_layout_get(ompi_datatype_t *dt, siz
     int flag = 0;
 
     *release = NULL;
+    if (NULL != cached) {
+        *cached = NULL;
+    }
     if (!direct_datatype_light(odt)) {
         return NULL;
     }
     if (cacheable && NULL != dt->d_keyhash &&
         OMPI_SUCCESS == ompi_attr_get_c(dt->d_keyhash, direct.keyval, (void **) &c, &flag) &&
         flag && c->count == count) {
+        if (NULL != cached) {
+            *cached = c;
+        }
         return c->layout;
     }
     if (OPAL_SUCCESS != opal_datatype_direct_layout_create(odt, count, &layout)) {
         return NULL;
     }
-    if (!cacheable || flag || NULL == direct_cache_put(dt, count, layout)) {
+    if (!cacheable || flag || NULL == (c = direct_cache_put(dt, count, layout))) {
         *release = layout; /* this message's own */
+    } else if (NULL != cached) {
+        *cached = c;
     }
     return layout;
 }
@@ -335,10 +347,10 @@ void mca_pml_ob1_direct_fini(void)
         fprintf(stderr,
                 "[pml_ob1 direct] rank %u: sent %" PRIu64 " received %" PRIu64
                 " fallback %" PRIu64 " copied %" PRIu64 " of %" PRIu64 " bytes"
-                " model-cico %" PRIu64 " staged %" PRIu64 "\n",
+                " model-cico %" PRIu64 " staged %" PRIu64 " model-eager %" PRIu64 "\n",
                 (unsigned) OMPI_PROC_MY_NAME->vpid, direct.sent, direct.received,
                 direct.fallback, direct.copied_self, direct.bytes_total, direct.model_declined,
-                direct.staged);
+                direct.staged, direct.eager);
         fflush(stderr);
     }
     mca_pml_ob1_direct_model_fini(mca_pml_ob1_direct_params.stats,
@@ -632,12 +644,26 @@ uint64_t mca_pml_ob1_direct_chunk_count(uint64_t length)
     return (length + chunk - 1) / chunk;
 }
 
+/* The model's eager decision for a layout, kept with the datatype's cached
+ * layout (asked once per datatype and count). */
+static bool direct_eager(const opal_datatype_direct_layout_t *layout, struct direct_cached *cached)
+{
+    if (NULL == cached) {
+        return mca_pml_ob1_direct_model_eager(layout);
+    }
+    if (cached->eager < 0) {
+        cached->eager = mca_pml_ob1_direct_model_eager(layout);
+    }
+    return 0 != cached->eager;
+}
+
 int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
                                   mca_bml_base_btl_t *bml_btl)
 {
     mca_pml_base_send_request_t *base = &sendreq->req_send;
     opal_datatype_direct_layout_t *layout, *release;
     mca_pml_ob1_direct_desc_t *desc;
+    struct direct_cached *cached;
     uint64_t length = base->req_bytes_packed, chunk;
     int rc;
 
@@ -648,7 +674,8 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
         length < mca_pml_ob1_direct_params.contig_min_size) {
         return OMPI_ERR_NOT_SUPPORTED; /* in-place eager or get: one copy already */
     }
-    layout = direct_layout_get(base->req_base.req_datatype, base->req_base.req_count, &release);
+    layout = direct_layout_get(base->req_base.req_datatype, base->req_base.req_count, &release,
+                               &cached);
     if (NULL == layout) {
         direct.fallback++;
         return OMPI_ERR_NOT_SUPPORTED;
@@ -656,6 +683,13 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     if (opal_datatype_direct_layout_size(layout) != length) {
         opal_datatype_direct_layout_release(release);
         direct.fallback++;
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    if (length + sizeof(mca_pml_ob1_hdr_t) <= bml_btl->btl->btl_eager_limit &&
+        direct_eager(layout, cached)) {
+        /* the model: an eager send (pack, one fragment, unpack) is cheaper */
+        opal_datatype_direct_layout_release(release);
+        direct.eager++;
         return OMPI_ERR_NOT_SUPPORTED;
     }
     desc = (mca_pml_ob1_direct_desc_t *) opal_free_list_get(&direct.descs);
@@ -833,7 +867,8 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
     if (NULL == desc || desc->length != hdr->hdr_msg_length) {
         goto decline;
     }
-    layout = direct_layout_get(base->req_base.req_datatype, base->req_base.req_count, &release);
+    layout = direct_layout_get(base->req_base.req_datatype, base->req_base.req_count, &release,
+                               NULL);
     if (NULL == layout) {
         goto decline;
     }

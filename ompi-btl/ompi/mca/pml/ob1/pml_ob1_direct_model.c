@@ -29,6 +29,7 @@
  *   cico   = o_cico + F * frag + max(P, U) + min(P, U) / F
  *            with P = blocks_P(s) + B * g1, U = blocks_P(r) + B * g1,
  *            F = ceil(B / fragment size): pack and unpack pipelined
+ *   eager  = o_eager + 2 * (blocks_P(s) + B * g1)   (sender: s for both)
  *
  * All costs are nanoseconds.
  *
@@ -89,7 +90,7 @@ static const char *const path_name[MCA_PML_OB1_DIRECT_PATHS] = {"direct", "cico"
 
 static struct {
     int mode;
-    double o_direct, o_cico, o_staged; /* per message */
+    double o_direct, o_cico, o_staged, o_eager; /* per message */
     double g1, g2;     /* per byte: one agent; each of two agents at once */
     double frag;       /* per fragment of copy-in/copy-out */
     double stage;      /* per chunk of the staged path */
@@ -108,6 +109,7 @@ static struct {
     .o_direct = 1500.0,
     .o_cico = 3000.0,
     .o_staged = 800.0,
+    .o_eager = 2000.0,
     .g1 = 0.1,
     .g2 = 0.12,
     .frag = 2000.0,
@@ -182,6 +184,8 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
                           "Model: ns per message of the copy-in/copy-out path", &model.o_cico);
     model_register_double(comp, "direct_model_o_staged",
                           "Model: ns per message of the staged path", &model.o_staged);
+    model_register_double(comp, "direct_model_o_eager",
+                          "Model: ns per message of an eager send", &model.o_eager);
     model_register_double(comp, "direct_model_g1", "Model: ns per byte streamed by one agent",
                           &model.g1);
     model_register_double(comp, "direct_model_g2",
@@ -524,4 +528,22 @@ void mca_pml_ob1_direct_model_done(mca_pml_ob1_direct_choice_t *choice)
     OPAL_THREAD_UNLOCK(&state.lock);
     choice->start_ns = 0;
     choice->pair = NULL;
+}
+
+bool mca_pml_ob1_direct_model_eager(const opal_datatype_direct_layout_t *sl)
+{
+    opal_datatype_direct_shape_t s;
+    double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS], eager;
+
+    if (MODEL_MODE_MODEL != model.mode) {
+        return false;
+    }
+    opal_datatype_direct_layout_shape(sl, &s);
+    model_predict_shapes(&s, &s, SIZE_MAX, ns, lo);
+    eager = model.o_eager
+            + 2 * (model_blocks(&s, model.block_pack, 0) + (double) s.bytes * model.g1);
+    /* nothing corrects an eager send later (the receiver learns only among
+     * the rendezvous paths): eager only when the direct path loses even if
+     * no cache line crosses between the cores */
+    return eager < lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] && eager < ns[MCA_PML_OB1_DIRECT_PATH_STAGED];
 }

@@ -12,7 +12,8 @@
  * @file
  *
  * Cost model of the direct rendezvous's paths (pml_ob1_direct.h: direct,
- * staged) against copy-in/copy-out, in the LogGP style: per-message overheads, per-byte stream costs for one
+ * staged) against copy-in/copy-out and, for the sender, an eager send, in
+ * the LogGP style: per-message overheads, per-byte stream costs for one
  * agent and for two agents at once, per-block costs by block-size class for
  * the direct engine and for the convertor's pack/unpack, and the cost of a
  * cache line that crosses between the two cores on the direct path.  The
@@ -63,6 +64,13 @@ void mca_pml_ob1_direct_model_fini(bool print, unsigned rank);
 int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
                                     const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
                                     bool staged_ok, mca_pml_ob1_direct_choice_t *choice);
+
+/** Sender, for a message that fits an eager fragment: is an eager send
+ *  (pack, fragment, unpack) predicted cheaper than the direct rendezvous,
+ *  even at the direct path's optimistic bound?
+ *  The receive layout is not known: the send layout stands for both.
+ *  Always false when a path is forced. */
+bool mca_pml_ob1_direct_model_eager(const opal_datatype_direct_layout_t *sl);
 
 /** Receiver, at completion of a message whose path was chosen: record its
  *  measured time (statistics and online correction). */
