@@ -11,8 +11,9 @@
  *                        strided, the other contiguous), copy cost removed
  *       pack C NS        MPI_Pack, ns per block of class C, the same way
  *   pvas_calibrate --pingpong   (two ranks)
- *       pp BLEN COUNT NS median one-way time of a vector of COUNT blocks of
- *                        BLEN bytes (stride 2 x BLEN) to the same type
+ *       pp BLEN COUNT STRIDE NS
+ *                        median one-way time of a vector of COUNT blocks of
+ *                        BLEN bytes, STRIDE bytes apart, to the same type
  *
  * Every timing is the median of --reps repetitions (default 31).
  */
@@ -64,10 +65,10 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
-static MPI_Datatype vector_type(int blen, int count)
+static MPI_Datatype vector_type(int blen, int count, int stride)
 {
 	MPI_Datatype t;
-	int rc = MPI_Type_vector(count, blen, 2 * blen, MPI_BYTE, &t);
+	int rc = MPI_Type_vector(count, blen, stride, MPI_BYTE, &t);
 
 	if (rc == MPI_SUCCESS)
 		rc = MPI_Type_commit(&t);
@@ -142,7 +143,7 @@ static void local(void)
 	printf("g1 %.6f\ng2 %.6f\n", g1, g2);
 	for (int c = 0; c < CLASSES; c++) {
 		int blen = class_blen[c], count = BYTES / blen, pos, rc;
-		MPI_Datatype vec = vector_type(blen, count), contig;
+		MPI_Datatype vec = vector_type(blen, count, 2 * blen), contig;
 		opal_datatype_direct_layout_t *ls, *lc;
 
 		MPI_Type_contiguous(BYTES, MPI_BYTE, &contig);
@@ -184,7 +185,11 @@ static void local(void)
 
 static void pingpong(void)
 {
-	static const int shapes[][2] = {{8, 512}, {8, 8192}, {64, 2048}, {512, 256}, {4096, 64}};
+	/* dense and sparse (one block per cache line or more), small and large:
+	 * the fit separates per-message, per-fragment and per-line costs */
+	static const int shapes[][3] = {
+	    {8, 512, 16},   {8, 8192, 16},   {64, 2048, 128}, {512, 256, 1024}, {4096, 64, 8192},
+	    {8, 2048, 128}, {12, 8192, 128}, {24, 4096, 256}, {256, 512, 512},	{1024, 16, 2048}};
 	int rank, size;
 	double *t = malloc(sizeof(double) * (size_t)reps);
 
@@ -196,9 +201,9 @@ static void pingpong(void)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
-		int blen = shapes[s][0], count = shapes[s][1];
-		size_t span = 2 * (size_t)blen * (size_t)count;
-		MPI_Datatype vec = vector_type(blen, count);
+		int blen = shapes[s][0], count = shapes[s][1], stride = shapes[s][2];
+		size_t span = (size_t)stride * (size_t)count;
+		MPI_Datatype vec = vector_type(blen, count, stride);
 		unsigned char *buf = malloc(span);
 
 		if (!buf || !t)
@@ -218,7 +223,7 @@ static void pingpong(void)
 				t[i] = (now_ns() - t0) / 2;
 		}
 		if (rank == 0)
-			printf("pp %d %d %.1f\n", blen, count, median(t, reps));
+			printf("pp %d %d %d %.1f\n", blen, count, stride, median(t, reps));
 		free(buf);
 		MPI_Type_free(&vec);
 	}
