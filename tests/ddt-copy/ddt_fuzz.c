@@ -68,7 +68,8 @@ enum {
 	F_ZERO,
 	F_LAYOUT,
 	F_TRANSPOSE,
-	F_INDEX
+	F_INDEX,
+	F_STAGED
 };
 static const struct family families[] = {
     {"char units", DDT_U_CHAR, F_RANDOM},
@@ -86,6 +87,7 @@ static const struct family families[] = {
     {"transposes (FFT shape, both directions)", DDT_U_DOUBLE, F_TRANSPOSE},
     {"index lists of small blocks (SPECFEM3D, LAMMPS shape)", DDT_U_INT, F_INDEX},
     {"index lists, double units", DDT_U_DOUBLE, F_INDEX},
+    {"pack and unpack through a buffer of the range (staged path)", DDT_U_MIXED, F_STAGED},
 };
 #define NFAM ((int)(sizeof(families) / sizeof(families[0])))
 
@@ -105,7 +107,7 @@ static enum ddt_pair_mode pair_mode(int mode)
 	case F_INDEX:
 		return DDT_PAIR_INDEX;
 	default:
-		return DDT_PAIR_RANDOM; /* F_RANDOM, F_BOTTOM, F_LAYOUT */
+		return DDT_PAIR_RANDOM; /* F_RANDOM, F_BOTTOM, F_LAYOUT, F_STAGED */
 	}
 }
 
@@ -147,6 +149,27 @@ static int shape_consistent(const opal_datatype_direct_layout_t *l)
 	       sh.runs <= sh.blocks && (sh.bytes > 0) == (sh.blocks > 0);
 }
 
+/* The staged path's two halves: pack [from, to) of the send layout into a
+ * buffer of just that range (guarded), unpack it into the receive layout. */
+static int staged_copy(const opal_datatype_direct_layout_t *sl, const void *sbuf,
+		       const opal_datatype_direct_layout_t *rl, void *rbuf, size_t from, size_t to)
+{
+	unsigned char *tmp = malloc(to - from + 2 * DDT_GUARD);
+	int rc;
+
+	if (!tmp)
+		return -1;
+	memset(tmp, 0xa5, to - from + 2 * DDT_GUARD);
+	rc = opal_datatype_direct_layout_pack(sl, sbuf, from, to, tmp + DDT_GUARD);
+	for (size_t i = 0; rc == 0 && i < DDT_GUARD; i++)
+		if (tmp[i] != 0xa5 || tmp[DDT_GUARD + to - from + i] != 0xa5)
+			rc = -2; /* pack wrote outside the range */
+	if (rc == 0)
+		rc = opal_datatype_direct_layout_unpack(rl, rbuf, from, to, tmp + DDT_GUARD);
+	free(tmp);
+	return rc;
+}
+
 static int run_case(uint64_t seed, int f, long k, char *why, size_t whylen)
 {
 	const struct family *fam = &families[f];
@@ -183,7 +206,7 @@ static int run_case(uint64_t seed, int f, long k, char *why, size_t whylen)
 		re = ddt_absolute(rt, 1, rarg);
 		rarg = NULL;
 	}
-	if (fam->mode == F_LAYOUT) {
+	if (fam->mode == F_LAYOUT || fam->mode == F_STAGED) {
 		if (opal_datatype_direct_layout_create(OPAL_DT(se), (size_t)cs, &sl) ||
 		    opal_datatype_direct_layout_create(OPAL_DT(re), (size_t)cr, &rl)) {
 			res = DDT_FAIL;
@@ -234,7 +257,9 @@ static int run_case(uint64_t seed, int f, long k, char *why, size_t whylen)
 		for (int i = 0; i < 3; i++) {
 			size_t from = cut[ord[i]], to = cut[ord[i] + 1];
 			int rc;
-			if (sl)
+			if (sl && fam->mode == F_STAGED)
+				rc = staged_copy(sl, sarg, rl, rarg, from, to);
+			else if (sl)
 				rc = opal_datatype_direct_layout_copy(sl, sarg, rl, rarg, from, to);
 			else if (sconv)
 				rc = opal_convertor_copy_direct(sconv, rconv, from, to);
