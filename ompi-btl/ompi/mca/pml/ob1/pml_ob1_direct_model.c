@@ -33,13 +33,14 @@
  *
  * All costs are nanoseconds.
  *
- * The online correction keeps a record per pair of layout shapes (bytes,
- * runs and blocks per class of both layouts, each rounded to half an
- * octave, so that a datatype built anew for every exchange keeps its
- * record): the last MODEL_RING measured times of each path (receiver:
- * match to completion), after its first MODEL_WARMUP ones (first use of a
- * path pays for fragments, pages and caches).  A path is measured once it
- * has MODEL_SAMPLES of them.  A pair's first messages take the model's
+ * The online correction keeps a record per pair of layout shapes that the
+ * model cannot tell apart (the bytes and the predictions, each rounded to
+ * half an octave, so that a datatype built anew for every exchange, with a
+ * few blocks more or less, keeps its record): the last MODEL_RING measured
+ * times of each path (receiver: match to completion).  The first
+ * MODEL_WARMUP messages of a path in this process are not kept (first use
+ * of a path pays for rings, fragments and pages).  A path is measured once
+ * it has MODEL_SAMPLES of them.  A pair's first messages take the model's
  * path.  When that path's cost (the least of its kept samples) is above
  * `explore` times its prediction, every other path is measured too; else
  * those predicted below `explore` times that cost (how much a cache line
@@ -77,10 +78,9 @@
 #define MODEL_MODE_STAGED 3
 
 #define MODEL_PAIRS 256          /* learning records (a direct-mapped table) */
-#define MODEL_WARMUP 3           /* first measurements of a path not kept */
+#define MODEL_WARMUP 3           /* first measurements of a path (per process) not kept */
 #define MODEL_SAMPLES 3          /* measurements a path needs before it is compared */
 #define MODEL_RING 8             /* measurements kept per path of a pair */
-#define MODEL_KNOWN (MODEL_WARMUP + MODEL_SAMPLES)
 #define MODEL_MARGIN 0.03        /* the other path must be this much faster */
 #define MODEL_RECHECK_MAX 4096u  /* longest interval between re-checks */
 
@@ -230,7 +230,7 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
 struct mca_pml_ob1_direct_pair_t {
     uint64_t sig; /* model_signature(); 0: free */
     double sample[MCA_PML_OB1_DIRECT_PATHS][MODEL_RING]; /* the last ones, a ring */
-    unsigned n[MCA_PML_OB1_DIRECT_PATHS];                   /* samples taken */
+    unsigned n[MCA_PML_OB1_DIRECT_PATHS];                   /* samples kept */
     int best;                                               /* -1: still measuring */
     unsigned interval, until_check;                         /* re-check schedule */
 };
@@ -356,20 +356,17 @@ static uint64_t model_bucket(size_t x)
     return 1 + 2 * l + (l > 0 ? (x >> (l - 1)) & 1 : 0);
 }
 
-/* A pair of shapes as one nonzero number (FNV-1a over the buckets). */
-static uint64_t model_signature(const opal_datatype_direct_shape_t *s,
-                                const opal_datatype_direct_shape_t *r)
+/* A pair of shapes as the model sees it, one nonzero number (FNV-1a over
+ * the buckets of the bytes, the predictions and the direct path's
+ * optimistic bound; an unavailable path counts as 0). */
+static uint64_t model_signature(size_t bytes, const double *ns, const double *lo)
 {
-    const opal_datatype_direct_shape_t *x[2] = {s, r};
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = (14695981039346656037ull ^ model_bucket(bytes)) * 1099511628211ull;
 
-    for (int i = 0; i < 2; i++) {
-        h = (h ^ model_bucket(x[i]->bytes)) * 1099511628211ull;
-        h = (h ^ model_bucket(x[i]->runs)) * 1099511628211ull;
-        for (int c = 0; c < OPAL_DATATYPE_DIRECT_CLASSES; c++) {
-            h = (h ^ model_bucket(x[i]->blocks_by_class[c])) * 1099511628211ull;
-        }
+    for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
+        h = (h ^ model_bucket(HUGE_VAL == ns[q] ? 0 : (size_t) ns[q])) * 1099511628211ull;
     }
+    h = (h ^ model_bucket((size_t) lo[MCA_PML_OB1_DIRECT_PATH_DIRECT])) * 1099511628211ull;
     return h ? h : 1;
 }
 
@@ -389,7 +386,7 @@ static struct mca_pml_ob1_direct_pair_t *model_pair(uint64_t sig)
  * a preemption, the peer's cache misses after it changed path). */
 static double model_cost(const struct mca_pml_ob1_direct_pair_t *p, int path)
 {
-    unsigned n = p->n[path] - MODEL_WARMUP;
+    unsigned n = p->n[path];
     double m = p->sample[path][0];
 
     n = n < MODEL_RING ? n : MODEL_RING;
@@ -409,7 +406,7 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
     double m, best_cost, second_cost = HUGE_VAL;
     bool suspect;
 
-    if (p->n[path] < MODEL_KNOWN) {
+    if (p->n[path] < MODEL_SAMPLES) {
         return path;
     }
     m = best_cost = model_cost(p, path);
@@ -417,7 +414,7 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
      * those that might cost not far above what its own choice costs */
     suspect = m > model.explore * ns[path];
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
-        if (q != path && HUGE_VAL != ns[q] && p->n[q] < MODEL_KNOWN &&
+        if (q != path && HUGE_VAL != ns[q] && p->n[q] < MODEL_SAMPLES &&
             (suspect || lo[q] < model.explore * m) &&
             (explore < 0 || lo[q] < lo[explore])) {
             explore = q;
@@ -428,7 +425,7 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
     }
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
         double c;
-        if (q == path || HUGE_VAL == ns[q] || p->n[q] < MODEL_KNOWN) {
+        if (q == path || HUGE_VAL == ns[q] || p->n[q] < MODEL_SAMPLES) {
             continue;
         }
         c = model_cost(p, q);
@@ -496,7 +493,7 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
         }
     }
     if (MODEL_MODE_MODEL == model.mode && model.learn) {
-        choice->sig = model_signature(&s, &r);
+        choice->sig = model_signature(s.bytes, ns, lo);
         OPAL_THREAD_LOCK(&state.lock);
         choice->pair = model_pair(choice->sig);
         path = model_learned_path(choice->pair, path, ns, lo);
@@ -517,13 +514,12 @@ void mca_pml_ob1_direct_model_done(mca_pml_ob1_direct_choice_t *choice)
     state.count[path]++;
     state.predicted[path] += choice->predicted_ns;
     state.measured[path] += t;
-    if (NULL != choice->pair && choice->pair->sig == choice->sig) {
+    if (NULL != choice->pair && choice->pair->sig == choice->sig &&
+        state.count[path] > MODEL_WARMUP) {
         struct mca_pml_ob1_direct_pair_t *p = choice->pair;
 
-        if (p->n[path] >= MODEL_WARMUP) {
-            p->sample[path][(p->n[path] - MODEL_WARMUP) % MODEL_RING] = t;
-        }
-        p->n[path] = p->n[path] < UINT_MAX ? p->n[path] + 1 : MODEL_WARMUP + MODEL_RING;
+        p->sample[path][p->n[path] % MODEL_RING] = t;
+        p->n[path] = p->n[path] < UINT_MAX ? p->n[path] + 1 : MODEL_RING;
     }
     OPAL_THREAD_UNLOCK(&state.lock);
     choice->start_ns = 0;
