@@ -430,7 +430,9 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         }
         c = model_cost(p, q);
         if (c < best_cost && c < (1.0 - MODEL_MARGIN) * m) {
-            second = best, second_cost = best_cost;
+            if (best_cost < second_cost) {
+                second = best, second_cost = best_cost;
+            }
             best = q, best_cost = c;
         } else if (c < second_cost) {
             second = q, second_cost = c;
