@@ -461,16 +461,24 @@ static inline bool direct_all_copied(const mca_pml_ob1_direct_desc_t *desc)
 /* ---- staged path ---------------------------------------------------------- */
 
 
+/* Chunk k of a staged transfer: its packed range [*from, *to) and its
+ * slot of the ring. */
+static char *direct_stage_chunk(const mca_pml_ob1_direct_desc_t *desc, int64_t k,
+                                uint64_t *from, uint64_t *to)
+{
+    *from = (uint64_t) k * desc->stage_chunk;
+    *to = *from + desc->stage_chunk < desc->length ? *from + desc->stage_chunk : desc->length;
+    return desc->stage + (k % MCA_PML_OB1_DIRECT_STAGE_SLOTS) * desc->stage_chunk;
+}
+
 /* Sender: pack the next chunks into free slots of the ring. */
 static void direct_stage_pack(mca_pml_ob1_direct_desc_t *desc)
 {
     int64_t k = desc->packed; /* only the sender writes it */
 
     while (k < desc->stage_nchunks && k - desc->unpacked < MCA_PML_OB1_DIRECT_STAGE_SLOTS) {
-        uint64_t from = (uint64_t) k * desc->stage_chunk;
-        uint64_t to = from + desc->stage_chunk < desc->length ? from + desc->stage_chunk
-                                                              : desc->length;
-        char *slot = desc->stage + (k % MCA_PML_OB1_DIRECT_STAGE_SLOTS) * desc->stage_chunk;
+        uint64_t from, to;
+        char *slot = direct_stage_chunk(desc, k, &from, &to);
         int rc;
 
         opal_atomic_mb(); /* the receiver's reads of this slot before our writes */
@@ -496,11 +504,8 @@ static void direct_stage_unpack(mca_pml_ob1_direct_desc_t *desc)
     while (k < (ready = desc->packed)) {
         opal_atomic_rmb(); /* the chunks before the counter */
         for (; k < ready; k++) {
-            uint64_t from = (uint64_t) k * desc->stage_chunk;
-            uint64_t to = from + desc->stage_chunk < desc->length ? from + desc->stage_chunk
-                                                                  : desc->length;
-            const char *slot = desc->stage
-                               + (k % MCA_PML_OB1_DIRECT_STAGE_SLOTS) * desc->stage_chunk;
+            uint64_t from, to;
+            const char *slot = direct_stage_chunk(desc, k, &from, &to);
             int rc = opal_datatype_direct_layout_unpack(desc->recv_layout, desc->recv_buf, from,
                                                         to, slot);
             if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
