@@ -293,20 +293,21 @@ def med(d, c):
     return statistics.median(d[c].values())
 
 
-def round_ratios(d, c):
-    """c's round medians divided by the faster vader configuration's of the
-    same round (rounds where both were measured)."""
+def round_ratios(d, c, against=VADER):
+    """c's round medians divided by the faster of the configurations against
+    (by default the vader ones) of the same round (rounds where both were
+    measured)."""
     out = []
     for r, v in d[c].items():
-        vad = [d[x][r] for x in VADER if x in d and r in d[x]]
+        vad = [d[x][r] for x in against if x in d and r in d[x]]
         if vad and min(vad) > 0:
             out.append(v / min(vad))
     return out
 
 
-def ratio(d, c):
+def ratio(d, c, against=VADER):
     """(median, min, max) of c's per-round ratios, or None."""
-    rr = round_ratios(d, c)
+    rr = round_ratios(d, c, against)
     return (statistics.median(rr), min(rr), max(rr)) if rr else None
 
 

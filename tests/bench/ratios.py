@@ -12,7 +12,8 @@ bench/summarize-runs use it, on the JSON fixtures in tests/bench/fixtures/:
 
 For each fixture: bench/compare's ddt_summary() and bench/summarize-runs
 must both print the expected counts, and benchlib's ratios must equal the
-hand-computed ones.  Needs only python3 (no MPI, no build).
+hand-computed ones.  bench/compare's before/after summary (--baseline) is
+checked on three hand-made cases.  Needs only python3 (no MPI, no build).
 """
 import glob
 import importlib.machinery
@@ -76,8 +77,27 @@ def summarize_counts(fixture):
     return [round_half, round_never, med_half, med_never], None
 
 
+def baseline_check(compare):
+    """Three cases against pvas-baseline: every round 10 % slower (moved),
+    8 % faster in the median but one round slower (noise), 3 % slower in
+    every round (within 5 %: noise)."""
+    rounds = {"slower": ([11.0, 22.0, 33.0], [10.0, 20.0, 30.0]),
+              "mixed": ([9.2, 9.0, 10.5], [10.0, 10.0, 10.0]),
+              "small": ([10.3, 10.3, 10.3], [10.0, 10.0, 10.0])}
+    data, meta = {}, {}
+    for i, (name, (new, old)) in enumerate(sorted(rounds.items())):
+        key = ("ddt", name, "s", "mpi_ddt")
+        meta[key] = 1000 + i
+        data[key] = {"pvas": dict(enumerate(new)), "pvas-baseline": dict(enumerate(old))}
+    text = "\n".join(compare.baseline_summary(data, meta, ["pvas", "pvas-baseline"]))
+    ok = "moved beyond noise: **1** (slower s slower)" in text and "| 0.92 [0.90-1.05] | - |" in text
+    tap(ok, "bench/compare --baseline: 1 of 3 hand-made cases moved (10 % slower every round)",
+        text[-300:])
+
+
 def main():
     compare = load_compare()
+    baseline_check(compare)
     fixtures = sorted(glob.glob(os.path.join(ROOT, "tests", "bench", "fixtures", "*", "")))
     tap(len(fixtures) >= 2, "at least two fixtures in tests/bench/fixtures (%d)" % len(fixtures))
     for fx in fixtures:
