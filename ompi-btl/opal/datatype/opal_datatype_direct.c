@@ -570,6 +570,7 @@ static void ddc_shape_walk(const opal_datatype_direct_layout_t *l, uint32_t i, u
         shape->blocks += mult * n->count;
         shape->blocks_by_class[ddc_shape_class(n->blen)] += mult * n->count;
         shape->sparse_lines += mult * ddc_shape_sparse_lines(n);
+        shape->index_blocks += DDC_INDEX == n->kind ? mult * n->count : 0;
         i++;
     }
 }
