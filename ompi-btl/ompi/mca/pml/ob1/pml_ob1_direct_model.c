@@ -15,8 +15,13 @@
  * shapes s and r (opal_datatype_direct_layout_shape), L(x) the sparse
  * cache lines of layout x (blocks under a line, a line or more apart):
  *
+ * M(x) = L(x) when x's lines do not fit in `cache` bytes (64 L(x) + B > cache:
+ * then they miss in every path, whoever copies), else 0, and I(x) the blocks
+ * of x's index lists (no stride describes them):
+ *
  *   blocks_D(x) = run_direct * runs(x) + sum_c n_c(x) * block_direct[c]
- *   blocks_P(x) = sum_c n_c(x) * block_pack[c]
+ *                 + far * M(x)
+ *   blocks_P(x) = sum_c n_c(x) * block_pack[c] + index_pack * I(x) + far * M(x)
  *
  *   direct = o_direct + (blocks_D(s) + blocks_D(r)) / 2 + B * g2 / 2
  *            + line * (L(s) + L(r)) / 2
@@ -61,6 +66,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
@@ -96,6 +102,9 @@ static struct {
     double stage;      /* per chunk of the staged path */
     double run_direct; /* per run of blocks the engine starts */
     double line;       /* per cache line crossing between the cores (direct) */
+    double far;        /* per sparse line that does not fit in `cache` (every path) */
+    size_t cache;      /* bytes of lines that stay cached */
+    double index_pack; /* per block of an index list, pack or unpack */
     char *block_direct_str, *block_pack_str;
     double block_direct[OPAL_DATATYPE_DIRECT_CLASSES], block_pack[OPAL_DATATYPE_DIRECT_CLASSES];
     bool learn;
@@ -116,6 +125,9 @@ static struct {
     .stage = 400.0,
     .run_direct = 2.0,
     .line = 4.0,
+    .far = 6.0,
+    .cache = 0, /* set at registration: this core's L2 */
+    .index_pack = 2.5,
     .block_direct_str = NULL,
     .block_pack_str = NULL,
     .learn = true,
@@ -164,6 +176,17 @@ static void model_register_double(const mca_base_component_t *comp, const char *
                                     storage);
 }
 
+/* This core's L2 size (glibc's sysconf), 1 MiB when it does not say. */
+static size_t model_l2_bytes(void)
+{
+    long l2 = -1;
+
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    return l2 > 0 ? (size_t) l2 : (size_t) 1 << 20;
+}
+
 void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
 {
     static const mca_base_var_enum_value_t modes[] = {
@@ -197,6 +220,17 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
     model_register_double(comp, "direct_model_line",
                           "Model: ns per cache line the direct path moves between the cores",
                           &model.line);
+    model_register_double(comp, "direct_model_far",
+                          "Model: ns per sparse cache line, on every path, of a layout whose "
+                          "lines exceed pml_ob1_direct_model_cache", &model.far);
+    model.cache = model_l2_bytes();
+    mca_pml_ob1_direct_register_var(comp, "direct_model_cache",
+                                    "Model: bytes of cache lines that stay cached between "
+                                    "messages (default: this core's L2)",
+                                    MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &model.cache);
+    model_register_double(comp, "direct_model_index_pack",
+                          "Model: pack (or unpack) ns per block of an index list, besides its "
+                          "block-size class", &model.index_pack);
     model_register_double(comp, "direct_model_run_direct",
                           "Model: ns per run of blocks the direct engine starts", &model.run_direct);
     model.block_direct_str = (char *) default_block_direct;
@@ -285,15 +319,29 @@ uint64_t mca_pml_ob1_direct_model_now(void)
 
 /* ---- prediction ------------------------------------------------------------- */
 
+/* Sparse lines that do not fit in the cache (M(x) above). */
+static double model_far_lines(const opal_datatype_direct_shape_t *s)
+{
+    return 64 * s->sparse_lines + s->bytes > model.cache ? (double) s->sparse_lines : 0.0;
+}
+
+/* blocks_D(x) (per_run = run_direct) or, without index_pack, blocks_P(x). */
 static double model_blocks(const opal_datatype_direct_shape_t *s, const double *per_block,
                            double per_run)
 {
-    double t = per_run * (double) s->runs;
+    double t = per_run * (double) s->runs + model.far * model_far_lines(s);
 
     for (int c = 0; c < OPAL_DATATYPE_DIRECT_CLASSES; c++) {
         t += per_block[c] * (double) s->blocks_by_class[c];
     }
     return t;
+}
+
+/* One side's pack or unpack by the convertor: blocks_P(x) + B * g1. */
+static double model_pack(const opal_datatype_direct_shape_t *x)
+{
+    return model_blocks(x, model.block_pack, 0) + model.index_pack * (double) x->index_blocks
+           + (double) x->bytes * model.g1;
 }
 
 /* Two sides pipelined over n pieces: the slower side, plus the faster
@@ -332,10 +380,8 @@ static void model_predict_shapes(const opal_datatype_direct_shape_t *s,
 
     frags = frag_bytes ? (double) (s->bytes / frag_bytes + (0 != s->bytes % frag_bytes)) : 1;
     frags = frags < 1 ? 1 : frags;
-    ns[MCA_PML_OB1_DIRECT_PATH_CICO] =
-        model.o_cico + frags * model.frag
-        + model_pipeline(model_blocks(s, model.block_pack, 0) + bytes * model.g1,
-                         model_blocks(r, model.block_pack, 0) + bytes * model.g1, frags);
+    ns[MCA_PML_OB1_DIRECT_PATH_CICO] = model.o_cico + frags * model.frag
+                                       + model_pipeline(model_pack(s), model_pack(r), frags);
     lo[MCA_PML_OB1_DIRECT_PATH_CICO] = ns[MCA_PML_OB1_DIRECT_PATH_CICO];
     lo[MCA_PML_OB1_DIRECT_PATH_STAGED] = ns[MCA_PML_OB1_DIRECT_PATH_STAGED];
 }
@@ -538,8 +584,7 @@ bool mca_pml_ob1_direct_model_eager(const opal_datatype_direct_layout_t *sl)
     }
     opal_datatype_direct_layout_shape(sl, &s);
     model_predict_shapes(&s, &s, SIZE_MAX, ns, lo);
-    eager = model.o_eager
-            + 2 * (model_blocks(&s, model.block_pack, 0) + (double) s.bytes * model.g1);
+    eager = model.o_eager + 2 * model_pack(&s);
     /* nothing corrects an eager send later (the receiver learns only among
      * the rendezvous paths): eager only when the direct path loses even if
      * no cache line crosses between the cores */
