@@ -10,6 +10,8 @@
  *       direct C NS      direct engine, ns per block of class C (one side
  *                        strided, the other contiguous), copy cost removed
  *       pack C NS        MPI_Pack, ns per block of class C, the same way
+ *       index NS         MPI_Pack of an index list (hindexed, no stride fits),
+ *                        ns per block more than a vector of the same blocks
  *   pvas_calibrate --pingpong   (two ranks)
  *       pp BLEN COUNT STRIDE NS
  *                        median one-way time of a vector of COUNT blocks of
@@ -131,6 +133,63 @@ static double stream_cost(int threads)
 	return worst / BYTES;
 }
 
+/* Median ns of MPI_Pack of (buf, 1, type) into out (bytes). */
+static double pack_ns(const void *buf, MPI_Datatype type, void *out, int bytes, double *t)
+{
+	for (int i = 0; i < reps; i++) {
+		int pos = 0, rc;
+		double t0 = now_ns();
+
+		rc = MPI_Pack(buf, 1, type, out, bytes, &pos, MPI_COMM_SELF);
+		t[i] = now_ns() - t0;
+		if (rc != MPI_SUCCESS)
+			die("MPI_Pack", rc);
+	}
+	return median(t, reps);
+}
+
+/* Index lists: 24-byte blocks 64 or 72 bytes apart (alternating, so that no
+ * stride describes them) against a vector of the same blocks 64 apart. */
+static void index_cost(void)
+{
+	enum { BLEN = 24, COUNT = 4096 };
+	static MPI_Aint disp[COUNT];
+	static int blens[COUNT];
+	unsigned char *buf = calloc(COUNT + 1, 72), *out = malloc(BLEN * COUNT);
+	double *t = malloc(sizeof(double) * (size_t)reps);
+	MPI_Datatype idx, vec;
+	opal_datatype_direct_layout_t *l;
+	opal_datatype_direct_shape_t shape;
+	int rc;
+
+	if (!buf || !out || !t)
+		die("malloc", 0);
+	for (int i = 0; i < COUNT; i++) {
+		disp[i] = (MPI_Aint)i * 68 + (i & 1) * 4;
+		blens[i] = BLEN;
+	}
+	rc = MPI_Type_create_hindexed(COUNT, blens, disp, MPI_BYTE, &idx);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Type_commit(&idx);
+	if (rc != MPI_SUCCESS)
+		die("MPI_Type_create_hindexed", rc);
+	vec = vector_type(BLEN, COUNT, 68);
+	rc = opal_datatype_direct_layout_create((const opal_datatype_t *)idx, 1, &l);
+	if (rc != OPAL_SUCCESS)
+		die("opal_datatype_direct_layout_create", rc);
+	opal_datatype_direct_layout_shape(l, &shape);
+	opal_datatype_direct_layout_release(l);
+	printf("index %.4f %zu\n",
+	       (pack_ns(buf, idx, out, BLEN * COUNT, t) - pack_ns(buf, vec, out, BLEN * COUNT, t)) /
+		       COUNT,
+	       shape.index_blocks);
+	MPI_Type_free(&idx);
+	MPI_Type_free(&vec);
+	free(buf);
+	free(out);
+	free(t);
+}
+
 static void local(void)
 {
 	double g1 = stream_cost(1), g2 = stream_cost(2);
@@ -142,7 +201,7 @@ static void local(void)
 	memset(strided, 7, 2 * BYTES);
 	printf("g1 %.6f\ng2 %.6f\n", g1, g2);
 	for (int c = 0; c < CLASSES; c++) {
-		int blen = class_blen[c], count = BYTES / blen, pos, rc;
+		int blen = class_blen[c], count = BYTES / blen, rc;
 		MPI_Datatype vec = vector_type(blen, count, 2 * blen), contig;
 		opal_datatype_direct_layout_t *ls, *lc;
 
@@ -162,15 +221,7 @@ static void local(void)
 				die("opal_datatype_direct_layout_copy", rc);
 		}
 		printf("direct %d %.4f\n", c, (median(t, reps) - BYTES * g1) / count);
-		for (int i = 0; i < reps; i++) {
-			double t0 = now_ns();
-			pos = 0;
-			rc = MPI_Pack(strided, 1, vec, packed, BYTES, &pos, MPI_COMM_SELF);
-			t[i] = now_ns() - t0;
-			if (rc != MPI_SUCCESS)
-				die("MPI_Pack", rc);
-		}
-		printf("pack %d %.4f\n", c, (median(t, reps) - BYTES * g1) / count);
+		printf("pack %d %.4f\n", c, (pack_ns(strided, vec, packed, BYTES, t) - BYTES * g1) / count);
 		opal_datatype_direct_layout_release(ls);
 		opal_datatype_direct_layout_release(lc);
 		MPI_Type_free(&vec);
@@ -179,17 +230,21 @@ static void local(void)
 	free(strided);
 	free(packed);
 	free(t);
+	index_cost();
 }
 
 /* ---- two ranks ------------------------------------------------------------ */
 
 static void pingpong(void)
 {
-	/* dense and sparse (one block per cache line or more), small and large:
-	 * the fit separates per-message, per-fragment and per-line costs */
+	/* dense and sparse (one block per cache line or more), small and large,
+	 * lines that fit in the cache and lines that do not: the fit separates
+	 * per-message, per-fragment, per-byte and per-line costs */
 	static const int shapes[][3] = {
-	    {8, 512, 16},   {8, 8192, 16},   {64, 2048, 128}, {512, 256, 1024}, {4096, 64, 8192},
-	    {8, 2048, 128}, {12, 8192, 128}, {24, 4096, 256}, {256, 512, 512},	{1024, 16, 2048}};
+	    {8, 512, 16},    {8, 8192, 16},    {64, 2048, 128},  {512, 256, 1024},
+	    {4096, 64, 8192}, {8, 2048, 128},   {12, 8192, 128},  {24, 4096, 256},
+	    {256, 512, 512},  {1024, 16, 2048}, {16384, 64, 32768}, {8, 4096, 4096},
+	    {8, 65536, 256},  {16, 49152, 512}};
 	int rank, size;
 	double *t = malloc(sizeof(double) * (size_t)reps);
 

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""tests/calibrate/fit.py: TAP checks of pvas-calibrate's least-squares fit
+(no MPI, no build).  Times made from known parameters with the calibration's
+own model terms must give those parameters back; a parameter that would
+have to be negative must come out 0 with the others still fitting; the
+sparse-line count must follow opal_datatype_direct_layout_shape (blocks
+under 64 bytes a line or more apart, none for larger blocks)."""
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+sys.dont_write_bytecode = True
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+n = fails = 0
+
+
+def tap(ok, name):
+    global n, fails
+    n += 1
+    fails += not ok
+    print("%s %d - %s" % ("ok" if ok else "not ok", n, name))
+
+
+def load():
+    path = os.path.join(ROOT, "ompi-btl", "calibrate", "pvas-calibrate")
+    loader = importlib.machinery.SourceFileLoader("pvas_calibrate_py", path)
+    spec = importlib.util.spec_from_loader("pvas_calibrate_py", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def main():
+    cal = load()
+    p = {"block_direct": [0.3, 0.5, 4, 9, 25, 50], "block_pack": [2.5, 2, 4, 9, 25, 50],
+         "run_direct": 2.0, "g1": 0.03, "frag_bytes": 65536, "cache": 2 << 20}
+    shapes = [(8, 512, 16), (8, 8192, 16), (64, 2048, 128), (512, 256, 1024), (4096, 64, 8192),
+              (8, 2048, 128), (12, 8192, 128), (24, 4096, 256), (256, 512, 512),
+              (1024, 16, 2048), (16384, 64, 32768), (8, 4096, 4096), (8, 65536, 256),
+              (16, 49152, 512)]
+    true = {"o_cico": 900.0, "frag": 3800.0, "o_staged": 400.0, "stage": 480.0, "far": 6.5,
+            "o_direct": 1900.0, "g2": 0.1, "line": 3.0}
+
+    def timed(path):
+        pts = []
+        for s in shapes:
+            x = cal.vector_terms(p, *s)[path]
+            pts.append((x, x.get("1", 0.0) + sum(true.get(k, 0.0) * v for k, v in x.items()
+                                                  if k != "1")))
+        return pts
+
+    got = cal.fit(timed("cico") + timed("staged"), ["o_cico", "frag", "o_staged", "stage", "far"])
+    tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
+        "copy-in/copy-out and staged together: %s" % ", ".join(
+            "%s %.4g" % kv for kv in sorted(got.items())))
+    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far"])
+    tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
+        "direct, four parameters: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
+    # a true per-line cost below 0: the fit must say 0, not go negative
+    true["line"] = -0.01
+    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far"])
+    tap(got["line"] == 0.0 and all(got[k] > 0 for k in ("o_direct", "g2", "far")),
+        "a negative cost comes out 0: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
+    tap(cal.lines(8, 100, 128) == 100 and cal.lines(8, 100, 16) == 0 and
+        cal.lines(64, 100, 128) == 0 and cal.lines(24, 1, 24) == 1,
+        "sparse lines as the engine's shape counts them")
+    print("1..%d" % n)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
