@@ -10,8 +10,9 @@
  *       direct C NS      direct engine, ns per block of class C (one side
  *                        strided, the other contiguous), copy cost removed
  *       pack C NS        MPI_Pack, ns per block of class C, the same way
- *       index NS         MPI_Pack of an index list (hindexed, no stride fits),
- *                        ns per block more than a vector of the same blocks
+ *       index NS N       MPI_Pack of an index list (hindexed, no stride fits),
+ *                        ns per block more than a vector of the same blocks;
+ *                        N: the blocks the engine's shape counts as index list
  *   pvas_calibrate --pingpong   (two ranks)
  *       pp BLEN COUNT STRIDE NS
  *                        median one-way time of a vector of COUNT blocks of
@@ -148,8 +149,10 @@ static double pack_ns(const void *buf, MPI_Datatype type, void *out, int bytes, 
 	return median(t, reps);
 }
 
-/* Index lists: 24-byte blocks 64 or 72 bytes apart (alternating, so that no
- * stride describes them) against a vector of the same blocks 64 apart. */
+/* Index lists: 24-byte blocks 72 or 64 bytes apart (alternating, so that no
+ * stride describes them) against a vector of as many blocks 68 apart (the
+ * same span).  Also prints how many blocks the engine's shape counts as
+ * index-list blocks, so that the caller sees the type is one. */
 static void index_cost(void)
 {
 	enum { BLEN = 24, COUNT = 4096 };
