@@ -170,6 +170,9 @@ static int staged_copy(const opal_datatype_direct_layout_t *sl, const void *sbuf
 	return rc;
 }
 
+/* The newest layout serial this process has seen. */
+static uint64_t last_serial;
+
 static int run_case(uint64_t seed, int f, long k, char *why, size_t whylen)
 {
 	const struct family *fam = &families[f];
@@ -218,6 +221,14 @@ static int run_case(uint64_t seed, int f, long k, char *why, size_t whylen)
 			snprintf(why, whylen, "layout shape inconsistent (bytes, blocks by class, runs)");
 			goto out;
 		}
+		/* serials: the model's cache keys (with the address) */
+		if (opal_datatype_direct_layout_serial(rl) <= opal_datatype_direct_layout_serial(sl) ||
+		    opal_datatype_direct_layout_serial(sl) <= last_serial) {
+			res = DDT_FAIL;
+			snprintf(why, whylen, "layout serials not increasing");
+			goto out;
+		}
+		last_serial = opal_datatype_direct_layout_serial(rl);
 	}
 	/* a third of the random and zero-size cases go through two prepared
 	 * convertors (opal_convertor_copy_direct) */

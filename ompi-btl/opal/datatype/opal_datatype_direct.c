@@ -63,6 +63,7 @@
 #include "opal/datatype/opal_datatype.h"
 #include "opal/datatype/opal_datatype_direct.h"
 #include "opal/datatype/opal_datatype_internal.h"
+#include "opal/sys/atomic.h"
 
 #define DDC_LEAF 0u
 #define DDC_LOOP 1u
@@ -87,6 +88,7 @@ struct ddc_node {
 
 struct opal_datatype_direct_layout_t {
     size_t size;         /* packed bytes */
+    int64_t serial;      /* opal_datatype_direct_layout_serial() */
     uint32_t nnodes;     /* nodes[] entries */
     uint32_t depth;      /* deepest loop nesting */
     size_t ndv;          /* dv[] entries */
@@ -479,6 +481,9 @@ static int ddc_compile(struct ddc_builder *b, const opal_datatype_t *dt, size_t 
     return OPAL_SUCCESS;
 }
 
+/* Serial numbers of the layouts this process creates. */
+static volatile int64_t ddc_serials;
+
 static opal_datatype_direct_layout_t *ddc_layout_from(const struct ddc_builder *b, size_t size)
 {
     opal_datatype_direct_layout_t *l = malloc(sizeof(*l) + b->used * sizeof(struct ddc_node)
@@ -487,6 +492,7 @@ static opal_datatype_direct_layout_t *ddc_layout_from(const struct ddc_builder *
         return NULL;
     }
     l->size = size;
+    l->serial = opal_atomic_add_fetch_64(&ddc_serials, 1);
     l->nnodes = b->used;
     l->depth = b->max_depth;
     if (b->used) {
@@ -527,6 +533,11 @@ void opal_datatype_direct_layout_release(opal_datatype_direct_layout_t *layout)
 size_t opal_datatype_direct_layout_size(const opal_datatype_direct_layout_t *layout)
 {
     return layout->size;
+}
+
+uint64_t opal_datatype_direct_layout_serial(const opal_datatype_direct_layout_t *layout)
+{
+    return (uint64_t) layout->serial;
 }
 
 static unsigned ddc_shape_class(size_t blen)

@@ -77,6 +77,11 @@ OPAL_DECLSPEC void opal_datatype_direct_layout_release(opal_datatype_direct_layo
 /** Packed bytes described by a layout (datatype size x count). */
 OPAL_DECLSPEC size_t opal_datatype_direct_layout_size(const opal_datatype_direct_layout_t *layout);
 
+/** The layout's serial number: no other layout this process has created
+ *  has it (with the layout's address, a key for caches of layouts that
+ *  may be freed and their memory reused). */
+OPAL_DECLSPEC uint64_t opal_datatype_direct_layout_serial(const opal_datatype_direct_layout_t *layout);
+
 /** Block-size classes of a layout's shape: blocks of at most 8, 32, 128,
  *  512, 4096 bytes, and larger. */
 #define OPAL_DATATYPE_DIRECT_CLASSES 6
