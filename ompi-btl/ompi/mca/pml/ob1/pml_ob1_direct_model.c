@@ -54,7 +54,10 @@
  * the cheapest wins (the model's path unless another is cheaper by more
  * than MODEL_MARGIN).  The runner-up is measured again after `recheck`
  * messages, then after twice as many each time the choice holds (at most
- * MODEL_RECHECK_MAX).
+ * MODEL_RECHECK_MAX); between re-checks one message in MODEL_MEASURE_EVERY
+ * is timed.  A pair of layouts' predictions are computed at its first
+ * match and kept (model_predictions): on a small message the model's work
+ * at match is on the critical path.
  */
 
 #include "ompi_config.h"
@@ -84,11 +87,13 @@
 #define MODEL_MODE_STAGED 3
 
 #define MODEL_PAIRS 256          /* learning records (a direct-mapped table) */
+#define MODEL_PREDICTIONS 64     /* predictions kept per pair of layouts (direct-mapped) */
 #define MODEL_WARMUP 3           /* first measurements of a path (per process) not kept */
 #define MODEL_SAMPLES 3          /* measurements a path needs before it is compared */
 #define MODEL_RING 8             /* measurements kept per path of a pair */
 #define MODEL_MARGIN 0.03        /* the other path must be this much faster */
 #define MODEL_RECHECK_MAX 4096u  /* longest interval between re-checks */
+#define MODEL_MEASURE_EVERY 8u   /* a settled pair measures one message in this many */
 
 static const char *const path_name[MCA_PML_OB1_DIRECT_PATHS] = {"direct", "cico", "staged"};
 
@@ -267,12 +272,26 @@ struct mca_pml_ob1_direct_pair_t {
     unsigned n[MCA_PML_OB1_DIRECT_PATHS];                   /* samples kept */
     int best;                                               /* -1: still measuring */
     unsigned interval, until_check;                         /* re-check schedule */
+    unsigned settled;                                       /* messages on best since */
+};
+
+/* The predictions for one pair of layouts (the send layout may be a
+ * peer's): computed at the pair's first match, then looked up. */
+struct model_prediction {
+    const opal_datatype_direct_layout_t *sl, *rl; /* NULL: free */
+    uint64_t sserial, rserial;                    /* opal_datatype_direct_layout_serial() */
+    size_t frag_bytes;
+    bool staged_ok;
+    int path;                                     /* the model's cheapest */
+    uint64_t sig;                                 /* model_signature() */
+    double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS];
 };
 
 static struct {
     opal_mutex_t lock;
     struct mca_pml_ob1_direct_pair_t pairs[MODEL_PAIRS];
-    uint64_t count[MCA_PML_OB1_DIRECT_PATHS];
+    struct model_prediction predictions[MODEL_PREDICTIONS];
+    uint64_t count[MCA_PML_OB1_DIRECT_PATHS], timed[MCA_PML_OB1_DIRECT_PATHS];
     double predicted[MCA_PML_OB1_DIRECT_PATHS], measured[MCA_PML_OB1_DIRECT_PATHS];
     uint64_t switches;
 } state;
@@ -284,7 +303,9 @@ void mca_pml_ob1_direct_model_init(void)
     model_classes("pml_ob1_direct_model_block_pack", model.block_pack_str, default_block_pack,
                   model.block_pack);
     memset(state.pairs, 0, sizeof(state.pairs));
+    memset(state.predictions, 0, sizeof(state.predictions));
     memset(state.count, 0, sizeof(state.count));
+    memset(state.timed, 0, sizeof(state.timed));
     memset(state.predicted, 0, sizeof(state.predicted));
     memset(state.measured, 0, sizeof(state.measured));
     state.switches = 0;
@@ -295,11 +316,12 @@ void mca_pml_ob1_direct_model_fini(bool print, unsigned rank)
 {
     for (int p = 0; print && p < MCA_PML_OB1_DIRECT_PATHS; p++) {
         double n = state.count[p] ? (double) state.count[p] : 1.0;
+        double m = state.timed[p] ? (double) state.timed[p] : 1.0;
         fprintf(stderr,
                 "[pml_ob1 direct model] rank %u: %s count %" PRIu64
-                " predicted %.3f us measured %.3f us (means)\n",
+                " predicted %.3f us measured %.3f us (means; %" PRIu64 " timed)\n",
                 rank, path_name[p], state.count[p], state.predicted[p] / n / 1000.0,
-                state.measured[p] / n / 1000.0);
+                state.measured[p] / m / 1000.0, state.timed[p]);
     }
     if (print) {
         fprintf(stderr, "[pml_ob1 direct model] rank %u: switches %" PRIu64 "\n", rank,
@@ -444,9 +466,12 @@ static double model_cost(const struct mca_pml_ob1_direct_pair_t *p, int path)
 
 /* The path for the next message of pair p, the model's being `path`; ns
  * holds the predictions, HUGE_VAL for a path that is not available, lo
- * their optimistic bounds.  Under state.lock. */
+ * their optimistic bounds.  *timed: is this message's time needed (a
+ * settled pair times one message in MODEL_MEASURE_EVERY: two clock reads
+ * and a record on every small message cost more than the choice saves).
+ * Under state.lock. */
 static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, const double *ns,
-                              const double *lo)
+                              const double *lo, bool *timed)
 {
     int best = path, second = -1, explore = -1;
     double m, best_cost, second_cost = HUGE_VAL;
@@ -488,12 +513,14 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         state.switches += (p->best >= 0 || best != path);
         p->best = best;
         p->interval = p->until_check = model.recheck;
+        p->settled = 0;
     }
     if (0 != model.recheck && second >= 0 && 0 == --p->until_check) {
         p->interval = p->interval < MODEL_RECHECK_MAX / 2 ? 2 * p->interval : MODEL_RECHECK_MAX;
         p->until_check = p->interval;
         return second; /* measure the runner-up again */
     }
+    *timed = 0 == p->settled++ % MODEL_MEASURE_EVERY;
     return best;
 }
 
@@ -512,13 +539,50 @@ static int model_forced_path(bool staged_ok)
     }
 }
 
+/* The predictions for layouts sl (sender) and rl (receiver), from the
+ * table when this pair was seen before: a match then reads no shape and
+ * computes nothing (a few hundred cycles saved on every small message).
+ * Under state.lock; the entry stays valid until the lock is released. */
+static const struct model_prediction *model_predictions(const opal_datatype_direct_layout_t *sl,
+                                                        const opal_datatype_direct_layout_t *rl,
+                                                        size_t frag_bytes, bool staged_ok)
+{
+    uint64_t sserial = opal_datatype_direct_layout_serial(sl);
+    uint64_t rserial = opal_datatype_direct_layout_serial(rl);
+    uintptr_t h = ((uintptr_t) sl >> 4) ^ ((uintptr_t) rl >> 6) ^ (uintptr_t) (sserial * 31 + rserial);
+    struct model_prediction *pr = &state.predictions[h % MODEL_PREDICTIONS];
+    opal_datatype_direct_shape_t s, r;
+
+    if (pr->sl == sl && pr->rl == rl && pr->sserial == sserial && pr->rserial == rserial &&
+        pr->frag_bytes == frag_bytes && pr->staged_ok == staged_ok) {
+        return pr;
+    }
+    opal_datatype_direct_layout_shape(sl, &s);
+    opal_datatype_direct_layout_shape(rl, &r);
+    model_predict_shapes(&s, &r, frag_bytes, pr->ns, pr->lo);
+    if (!staged_ok) {
+        pr->ns[MCA_PML_OB1_DIRECT_PATH_STAGED] = HUGE_VAL;
+    }
+    pr->path = MCA_PML_OB1_DIRECT_PATH_DIRECT;
+    for (int q = 1; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
+        pr->path = pr->ns[q] < pr->ns[pr->path] ? q : pr->path;
+    }
+    pr->sig = model_signature(s.bytes, pr->ns, pr->lo);
+    pr->sl = sl, pr->rl = rl;
+    pr->sserial = sserial, pr->rserial = rserial;
+    pr->frag_bytes = frag_bytes;
+    pr->staged_ok = staged_ok;
+    return pr;
+}
+
 int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
                                     const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
                                     bool staged_ok, mca_pml_ob1_direct_choice_t *choice)
 {
-    opal_datatype_direct_shape_t s, r;
-    double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS];
+    const struct model_prediction *pr;
     int path = model_forced_path(staged_ok);
+
+    bool timed = true;
 
     choice->pair = NULL;
     if (path >= 0 && !mca_pml_ob1_direct_params.stats) {
@@ -528,28 +592,20 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
         choice->start_ns = 0; /* not measured */
         return path;
     }
-    opal_datatype_direct_layout_shape(sl, &s);
-    opal_datatype_direct_layout_shape(rl, &r);
-    model_predict_shapes(&s, &r, frag_bytes, ns, lo);
-    if (!staged_ok) {
-        ns[MCA_PML_OB1_DIRECT_PATH_STAGED] = HUGE_VAL;
-    }
-    if (path < 0) {
-        path = MCA_PML_OB1_DIRECT_PATH_DIRECT;
-        for (int q = 1; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
-            path = ns[q] < ns[path] ? q : path;
-        }
-    }
+    OPAL_THREAD_LOCK(&state.lock);
+    pr = model_predictions(sl, rl, frag_bytes, staged_ok);
+    path = path < 0 ? pr->path : path;
     if (MODEL_MODE_MODEL == model.mode && model.learn) {
-        choice->sig = model_signature(s.bytes, ns, lo);
-        OPAL_THREAD_LOCK(&state.lock);
-        choice->pair = model_pair(choice->sig);
-        path = model_learned_path(choice->pair, path, ns, lo);
-        OPAL_THREAD_UNLOCK(&state.lock);
+        choice->sig = pr->sig;
+        choice->pair = model_pair(pr->sig);
+        path = model_learned_path(choice->pair, path, pr->ns, pr->lo, &timed);
     }
+    choice->predicted_ns = pr->ns[path];
+    state.count[path]++;
+    state.predicted[path] += pr->ns[path];
+    OPAL_THREAD_UNLOCK(&state.lock);
     choice->path = path;
-    choice->predicted_ns = ns[path];
-    choice->start_ns = mca_pml_ob1_direct_model_now();
+    choice->start_ns = timed ? mca_pml_ob1_direct_model_now() : 0; /* 0: not timed */
     return path;
 }
 
@@ -559,11 +615,10 @@ void mca_pml_ob1_direct_model_done(mca_pml_ob1_direct_choice_t *choice)
     int path = choice->path;
 
     OPAL_THREAD_LOCK(&state.lock);
-    state.count[path]++;
-    state.predicted[path] += choice->predicted_ns;
+    state.timed[path]++;
     state.measured[path] += t;
     if (NULL != choice->pair && choice->pair->sig == choice->sig &&
-        state.count[path] > MODEL_WARMUP) {
+        state.timed[path] > MODEL_WARMUP) {
         struct mca_pml_ob1_direct_pair_t *p = choice->pair;
 
         p->sample[path][p->n[path] % MODEL_RING] = t;

@@ -49,7 +49,7 @@ typedef struct mca_pml_ob1_direct_choice_t {
     uint64_t sig;                           /**< the pair's key when pair is set */
     int path;                               /**< enum mca_pml_ob1_direct_path */
     double predicted_ns;                    /**< model's time of that path */
-    uint64_t start_ns;                      /**< when the receiver matched */
+    uint64_t start_ns;                      /**< when the receiver matched; 0: not timed */
 } mca_pml_ob1_direct_choice_t;
 
 /** Registers pml_ob1_direct_model_* (from mca_pml_ob1_direct_register). */
@@ -72,8 +72,9 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
  *  Always false when a path is forced. */
 bool mca_pml_ob1_direct_model_eager(const opal_datatype_direct_layout_t *sl);
 
-/** Receiver, at completion of a message whose path was chosen: record its
- *  measured time (statistics and online correction). */
+/** Receiver, at completion of a message whose path was chosen and timed
+ *  (choice->start_ns != 0): record its measured time (statistics and
+ *  online correction). */
 void mca_pml_ob1_direct_model_done(mca_pml_ob1_direct_choice_t *choice);
 
 /** Monotonic nanoseconds. */
