@@ -88,7 +88,7 @@
 
 #define MODEL_PAIRS 256          /* learning records (a direct-mapped table) */
 #define MODEL_PREDICTIONS 64     /* predictions kept per pair of layouts (direct-mapped) */
-#define MODEL_WARMUP 3           /* first measurements of a path (per process) not kept */
+#define MODEL_WARMUP 1           /* first measurements of a path (per process) not kept */
 #define MODEL_SAMPLES 3          /* measurements a path needs before it is compared */
 #define MODEL_RING 8             /* measurements kept per path of a pair */
 #define MODEL_MARGIN 0.03        /* the other path must be this much faster */
