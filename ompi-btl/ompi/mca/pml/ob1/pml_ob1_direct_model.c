@@ -549,7 +549,8 @@ static const struct model_prediction *model_predictions(const opal_datatype_dire
 {
     uint64_t sserial = opal_datatype_direct_layout_serial(sl);
     uint64_t rserial = opal_datatype_direct_layout_serial(rl);
-    uintptr_t h = ((uintptr_t) sl >> 4) ^ ((uintptr_t) rl >> 6) ^ (uintptr_t) (sserial * 31 + rserial);
+    uintptr_t h = ((uintptr_t) sl >> 4) ^ ((uintptr_t) rl >> 6)
+                  ^ (uintptr_t) (sserial * 31 + rserial);
     struct model_prediction *pr = &state.predictions[h % MODEL_PREDICTIONS];
     opal_datatype_direct_shape_t s, r;
 
@@ -581,14 +582,12 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
 {
     const struct model_prediction *pr;
     int path = model_forced_path(staged_ok);
-
     bool timed = true;
 
     choice->pair = NULL;
     if (path >= 0 && !mca_pml_ob1_direct_params.stats) {
         /* a forced path with nothing to report: no work at match */
         choice->path = path;
-        choice->predicted_ns = 0;
         choice->start_ns = 0; /* not measured */
         return path;
     }
@@ -600,7 +599,6 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
         choice->pair = model_pair(pr->sig);
         path = model_learned_path(choice->pair, path, pr->ns, pr->lo, &timed);
     }
-    choice->predicted_ns = pr->ns[path];
     state.count[path]++;
     state.predicted[path] += pr->ns[path];
     OPAL_THREAD_UNLOCK(&state.lock);

@@ -48,7 +48,6 @@ typedef struct mca_pml_ob1_direct_choice_t {
     struct mca_pml_ob1_direct_pair_t *pair; /**< learning record, NULL: none */
     uint64_t sig;                           /**< the pair's key when pair is set */
     int path;                               /**< enum mca_pml_ob1_direct_path */
-    double predicted_ns;                    /**< model's time of that path */
     uint64_t start_ns;                      /**< when the receiver matched; 0: not timed */
 } mca_pml_ob1_direct_choice_t;
 
