@@ -32,11 +32,12 @@ typedef struct pvas_qitem {
 } pvas_qitem_t;
 
 typedef struct pvas_queue {
-    /* consumer side (producers write it only when the queue was empty) */
+    /* Head and tail share one line: a push onto an empty queue writes both
+     * and the pop of its only item writes both, so one line moves between
+     * producer and consumer per message instead of two. */
     _Alignas(PVAS_QUEUE_CACHE_LINE) _Atomic(pvas_qitem_t *) head;
-    /* producer side */
-    _Alignas(PVAS_QUEUE_CACHE_LINE) _Atomic(pvas_qitem_t *) tail;
-    char pad[PVAS_QUEUE_CACHE_LINE - sizeof(void *)];
+    _Atomic(pvas_qitem_t *) tail;
+    char pad[PVAS_QUEUE_CACHE_LINE - 2 * sizeof(void *)];
 } pvas_queue_t;
 
 static inline void pvas_queue_init(pvas_queue_t *q)
