@@ -848,6 +848,38 @@ static bool direct_recv_try_finish(mca_pml_ob1_recv_request_t *recvreq)
     return true;
 }
 
+/* A one-chunk message on the direct path: the receiver copies it alone
+ * before it publishes anything, then marks it claimed, copied, ready and
+ * done with plain stores.  The sender's poll finds nothing to claim and
+ * completes; no atomic and one line of the descriptor change hands,
+ * instead of a claim, a count and a flag that the polling sender keeps
+ * pulling back. */
+static void direct_recv_whole(mca_pml_ob1_recv_request_t *recvreq,
+                              mca_pml_ob1_direct_desc_t *desc)
+{
+    int rc = opal_datatype_direct_layout_copy(desc->send_layout, desc->send_buf,
+                                              desc->recv_layout, desc->recv_buf, 0, desc->length);
+
+    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
+        opal_output(0, "pml_ob1 direct: copy of a %" PRIu64 "-byte message failed (%d)",
+                    desc->length, rc);
+        ompi_rte_abort(rc, "pml_ob1 direct: copy failed");
+    }
+    direct.copied_self += desc->length;
+    desc->claims = (int64_t) ((uint64_t) 1 << 32);
+    desc->copied = (int64_t) desc->length;
+    recvreq->req_direct = NULL;
+    opal_atomic_wmb(); /* the data, the claim and the count before the flags */
+    desc->recv_ready = 1;
+    desc->recv_done = 1;
+    /* the descriptor may be gone from here on */
+    opal_datatype_direct_layout_release(recvreq->req_direct_layout);
+    recvreq->req_direct_layout = NULL;
+    OPAL_THREAD_ADD_FETCH_SIZE_T(&recvreq->req_bytes_received,
+                                 recvreq->req_recv.req_bytes_packed);
+    recv_request_pml_complete_check(recvreq);
+}
+
 int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
                                   mca_btl_base_module_t *btl,
                                   mca_pml_ob1_rendezvous_hdr_t *hdr)
@@ -903,11 +935,15 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
     direct.received++;
     direct.bytes_total += desc->length;
 
-    /* publish, then copy from the back while the sender copies from the
-     * front (direct), or unpack what the sender packs (staged) */
     desc->recv_layout = layout;
     desc->recv_buf = base->req_base.req_addr;
     desc->path = path;
+    if (MCA_PML_OB1_DIRECT_PATH_DIRECT == path && 1 == desc->nchunks) {
+        direct_recv_whole(recvreq, desc);
+        return OMPI_SUCCESS;
+    }
+    /* publish, then copy from the back while the sender copies from the
+     * front (direct), or unpack what the sender packs (staged) */
     opal_atomic_wmb();
     desc->recv_ready = 1;
     if (MCA_PML_OB1_DIRECT_PATH_STAGED == path) {
