@@ -421,6 +421,21 @@ static inline int64_t direct_claim(mca_pml_ob1_direct_desc_t *desc, bool from_ba
     return from_back ? desc->nchunks - 1 - back : front;
 }
 
+/* Copy packed bytes [from, to) from the send layout to the receive layout. */
+static void direct_copy_range(const mca_pml_ob1_direct_desc_t *desc, uint64_t from, uint64_t to)
+{
+    int rc = opal_datatype_direct_layout_copy(desc->send_layout, desc->send_buf,
+                                              desc->recv_layout, desc->recv_buf, from, to);
+
+    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
+        /* Both layouts were checked against the length: a bug. */
+        opal_output(0, "pml_ob1 direct: copy of bytes [%" PRIu64 ", %" PRIu64
+                    ") of a %" PRIu64 "-byte message failed (%d)",
+                    from, to, desc->length, rc);
+        ompi_rte_abort(rc, "pml_ob1 direct: copy failed");
+    }
+}
+
 /* Copy chunks until none is left to claim; add this side's bytes to
  * desc->copied.  The caller has seen recv_ready (read barrier done). */
 static void direct_copy_chunks(mca_pml_ob1_direct_desc_t *desc, bool from_back)
@@ -432,15 +447,8 @@ static void direct_copy_chunks(mca_pml_ob1_direct_desc_t *desc, bool from_back)
         uint64_t from = (uint64_t) chunk * desc->chunk_size;
         uint64_t to = from + desc->chunk_size < desc->length ? from + desc->chunk_size
                                                              : desc->length;
-        int rc = opal_datatype_direct_layout_copy(desc->send_layout, desc->send_buf,
-                                                  desc->recv_layout, desc->recv_buf, from, to);
-        if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
-            /* Both layouts were checked against the length: a bug. */
-            opal_output(0, "pml_ob1 direct: copy of bytes [%" PRIu64 ", %" PRIu64
-                        ") of a %" PRIu64 "-byte message failed (%d)",
-                        from, to, desc->length, rc);
-            ompi_rte_abort(rc, "pml_ob1 direct: copy failed");
-        }
+
+        direct_copy_range(desc, from, to);
         mine += to - from;
     }
     if (0 != mine) {
@@ -824,6 +832,16 @@ void mca_pml_ob1_direct_send_declined(mca_pml_ob1_send_request_t *sendreq)
 
 /* ---- receiver ------------------------------------------------------------ */
 
+/* The receive is done and the descriptor let go of: complete the request. */
+static void direct_recv_complete(mca_pml_ob1_recv_request_t *recvreq)
+{
+    opal_datatype_direct_layout_release(recvreq->req_direct_layout);
+    recvreq->req_direct_layout = NULL;
+    OPAL_THREAD_ADD_FETCH_SIZE_T(&recvreq->req_bytes_received,
+                                 recvreq->req_recv.req_bytes_packed);
+    recv_request_pml_complete_check(recvreq);
+}
+
 /* Complete the receive when every byte is copied; tell the sender, in the
  * descriptor, that this side is done with it. */
 static bool direct_recv_try_finish(mca_pml_ob1_recv_request_t *recvreq)
@@ -840,11 +858,7 @@ static bool direct_recv_try_finish(mca_pml_ob1_recv_request_t *recvreq)
     opal_atomic_mb(); /* every access to the descriptor before the flag */
     desc->recv_done = 1;
     /* the descriptor may be gone from here on */
-    opal_datatype_direct_layout_release(recvreq->req_direct_layout);
-    recvreq->req_direct_layout = NULL;
-    OPAL_THREAD_ADD_FETCH_SIZE_T(&recvreq->req_bytes_received,
-                                 recvreq->req_recv.req_bytes_packed);
-    recv_request_pml_complete_check(recvreq);
+    direct_recv_complete(recvreq);
     return true;
 }
 
@@ -857,27 +871,18 @@ static bool direct_recv_try_finish(mca_pml_ob1_recv_request_t *recvreq)
 static void direct_recv_whole(mca_pml_ob1_recv_request_t *recvreq,
                               mca_pml_ob1_direct_desc_t *desc)
 {
-    int rc = opal_datatype_direct_layout_copy(desc->send_layout, desc->send_buf,
-                                              desc->recv_layout, desc->recv_buf, 0, desc->length);
-
-    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
-        opal_output(0, "pml_ob1 direct: copy of a %" PRIu64 "-byte message failed (%d)",
-                    desc->length, rc);
-        ompi_rte_abort(rc, "pml_ob1 direct: copy failed");
-    }
+    direct_copy_range(desc, 0, desc->length);
     direct.copied_self += desc->length;
     desc->claims = (int64_t) ((uint64_t) 1 << 32);
     desc->copied = (int64_t) desc->length;
     recvreq->req_direct = NULL;
-    opal_atomic_wmb(); /* the data, the claim and the count before the flags */
+    /* a release fence: the data, the claim, the count and every read of
+     * the descriptor before the flags */
+    opal_atomic_wmb();
     desc->recv_ready = 1;
     desc->recv_done = 1;
     /* the descriptor may be gone from here on */
-    opal_datatype_direct_layout_release(recvreq->req_direct_layout);
-    recvreq->req_direct_layout = NULL;
-    OPAL_THREAD_ADD_FETCH_SIZE_T(&recvreq->req_bytes_received,
-                                 recvreq->req_recv.req_bytes_packed);
-    recv_request_pml_complete_check(recvreq);
+    direct_recv_complete(recvreq);
 }
 
 int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
