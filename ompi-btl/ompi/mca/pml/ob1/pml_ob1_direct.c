@@ -58,6 +58,7 @@ mca_pml_ob1_direct_params_t mca_pml_ob1_direct_params = {
     .chunk_size = 65536,
     .chunks = 16,
     .stage_chunk_size = 16384,
+    .chunk_affinity = true,
     .stats = false,
 };
 
@@ -106,6 +107,10 @@ void mca_pml_ob1_direct_register(const mca_base_component_t *comp)
                                     "in the sender's memory; 0: no staged path)",
                                     MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5,
                                     &p->stage_chunk_size);
+    mca_pml_ob1_direct_register_var(comp, "direct_chunk_affinity",
+                                    "The lower-ranked process of a pair copies a message's front "
+                                    "chunks whichever way it goes (0: the sender does)",
+                                    MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &p->chunk_affinity);
     mca_pml_ob1_direct_model_register(comp);
     mca_pml_ob1_direct_register_var(comp, "direct_stats",
                                     "Print one line of direct-rendezvous statistics per process "
@@ -403,8 +408,7 @@ static int direct_track(enum direct_kind kind, void *ptr)
 
 /* ---- chunks ------------------------------------------------------------ */
 
-/* Claim the next chunk from the front (sender) or the back (receiver);
- * -1 when none is left. */
+/* Claim the next chunk from the front or the back; -1 when none is left. */
 static inline int64_t direct_claim(mca_pml_ob1_direct_desc_t *desc, bool from_back)
 {
     int64_t old = desc->claims, update, front, back;
@@ -717,6 +721,13 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     desc->length = length;
     desc->chunk_size = chunk;
     desc->nchunks = (int64_t) ((length + chunk - 1) / chunk);
+    /* Each process of a pair keeps to one end of every message between
+     * them, so in an exchange both ways each core copies the half of a
+     * buffer that it wrote or read last, and those lines stay in its cache. */
+    desc->sender_from_back = mca_pml_ob1_direct_params.chunk_affinity &&
+                             0 < ompi_rte_compare_name_fields(
+                                     OMPI_RTE_CMP_ALL, OMPI_PROC_MY_NAME,
+                                     &sendreq->req_send.req_base.req_proc->super.proc_name);
     direct_stage_prepare(desc, length);
     desc->recv_layout = NULL;
     desc->recv_buf = NULL;
@@ -794,7 +805,7 @@ static bool direct_send_poll(mca_pml_ob1_direct_desc_t *desc)
         if (MCA_PML_OB1_DIRECT_PATH_STAGED == desc->path) {
             direct_stage_pack(desc);
         } else {
-            direct_copy_chunks(desc, false);
+            direct_copy_chunks(desc, desc->sender_from_back);
         }
         if (!direct_all_copied(desc)) {
             return false;
@@ -947,14 +958,14 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
         direct_recv_whole(recvreq, desc);
         return OMPI_SUCCESS;
     }
-    /* publish, then copy from the back while the sender copies from the
-     * front (direct), or unpack what the sender packs (staged) */
+    /* publish, then copy from the end the sender leaves (direct), or
+     * unpack what the sender packs (staged) */
     opal_atomic_wmb();
     desc->recv_ready = 1;
     if (MCA_PML_OB1_DIRECT_PATH_STAGED == path) {
         direct.staged++;
     } else {
-        direct_copy_chunks(desc, true);
+        direct_copy_chunks(desc, !desc->sender_from_back);
     }
 
     if (!direct_recv_try_finish(recvreq) &&

@@ -65,6 +65,9 @@ struct mca_pml_ob1_direct_desc_t {
     uint64_t length;     /**< packed bytes to copy */
     uint64_t chunk_size; /**< bytes per claimed chunk */
     int64_t nchunks;
+    /** the sender claims from the back: its process name is the higher of
+     *  the two (the lower one always takes the front, either way) */
+    int32_t sender_from_back;
 
     /** the staging ring (MCA_PML_OB1_DIRECT_STAGE_SLOTS chunks of
      *  stage_chunk bytes), NULL when there is none, and its pool item */
@@ -83,8 +86,8 @@ struct mca_pml_ob1_direct_desc_t {
     /** the receiver's last access: it never touches the descriptor again
      *  (it replaces a FIN message) */
     volatile int32_t recv_done;
-    /** chunks claimed: low 32 bits from the front (sender), high 32 bits
-     *  from the back (receiver) */
+    /** chunks claimed: low 32 bits from the front, high 32 bits from the
+     *  back (see sender_from_back) */
     volatile int64_t claims __opal_attribute_aligned__(64);
     /** bytes copied by either side (each adds its share when it runs out
      *  of chunks) */
@@ -148,6 +151,7 @@ typedef struct mca_pml_ob1_direct_params_t {
     size_t chunk_size;
     size_t chunks;
     size_t stage_chunk_size;
+    bool chunk_affinity;
     bool stats;
 } mca_pml_ob1_direct_params_t;
 extern mca_pml_ob1_direct_params_t mca_pml_ob1_direct_params;
