@@ -267,8 +267,10 @@ static void pingpong(void)
 		if (!buf || !t)
 			die("malloc", 0);
 		memset(buf, rank + 1, span);
+		/* back to back, as DDTBench and bench/ddt time: a barrier before
+		 * each round trip would add its exit skew to every sample */
+		MPI_Barrier(MPI_COMM_WORLD);
 		for (int i = -3; i < reps; i++) { /* 3 warm-up round trips */
-			MPI_Barrier(MPI_COMM_WORLD);
 			double t0 = now_ns();
 			if (rank == 0) {
 				MPI_Send(buf, 1, vec, 1, 0, MPI_COMM_WORLD);
