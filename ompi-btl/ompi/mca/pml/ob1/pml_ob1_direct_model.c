@@ -116,23 +116,22 @@ static struct {
     double explore;   /* measured / predicted that makes the model suspect */
     unsigned recheck;
 } model = {
-    /* Conservative: cache lines are dear to move between cores (the
-     * direct path only where it clearly wins).  pvas-calibrate measures
-     * the machine. */
+    /* One pvas-calibrate run on an Intel Xeon (L2 2 MiB per core; see
+     * docs/cost-model.md); `make calibrate` measures the node. */
     .mode = MODEL_MODE_MODEL,
-    .o_direct = 1500.0,
-    .o_cico = 3000.0,
-    .o_staged = 800.0,
-    .o_eager = 2000.0,
-    .g1 = 0.1,
-    .g2 = 0.12,
-    .frag = 2000.0,
-    .stage = 400.0,
+    .o_direct = 1300.0,
+    .o_cico = 1000.0,
+    .o_staged = 300.0,
+    .o_eager = 2800.0,
+    .g1 = 0.027,
+    .g2 = 0.017,
+    .frag = 4000.0,
+    .stage = 560.0,
     .run_direct = 2.0,
-    .line = 4.0,
-    .far = 6.0,
+    .line = 0.6,
+    .far = 6.4,
     .cache = 0, /* set at registration: this core's L2 */
-    .index_pack = 2.5,
+    .index_pack = 2.9,
     .block_direct_str = NULL,
     .block_pack_str = NULL,
     .learn = true,
@@ -140,8 +139,8 @@ static struct {
     .recheck = 64,
 };
 
-static const char *const default_block_direct = "1.5,2,4,12,60,300";
-static const char *const default_block_pack = "4,5,8,16,60,300";
+static const char *const default_block_direct = "0.7,0.9,3.1,10,31,73";
+static const char *const default_block_pack = "3.1,4.2,3.3,7.9,29,62";
 
 static int model_parse_classes(const char *name, const char *str, double *out)
 {
