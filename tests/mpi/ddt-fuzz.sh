@@ -15,7 +15,9 @@
 # under MPI_THREAD_MULTIPLE (the fuzzer's --thread-multiple), where btl/pvas
 # takes its progress lock and a fragment allocated from inside its own
 # progress loop (ob1's ACK at a match) must still drain the lazy returns
-# (before it could not: 5 of 6 seeds hung).
+# (before it could not: 5 of 6 seeds hung); that one also splits chunks by
+# role (pml_ob1_direct_chunk_affinity 0: the sender from the front), the
+# others by process (the lower-ranked one from the front, either way).
 # The direct configurations force the direct path (pml_ob1_direct_model
 # direct); one forces the staged path (the sender packs into a ring of 1 KiB
 # chunks that wraps around, the receiver unpacks); two more leave the choice
@@ -93,7 +95,7 @@ CONFIGS=(
 	"vader-nocma:vader:--mca btl_vader_single_copy_mechanism none"
 	"pvas-direct-small:pvas:--mca pml_ob1_direct_model direct --mca pml_ob1_direct_min_size 0 --mca pml_ob1_direct_chunk_size 4096 --mca pml_ob1_direct_min_bytes_per_element 0 --mca pml_ob1_direct_contig_min_size 0"
 	"pvas-direct-two-frags:pvas:--mca pml_ob1_direct_model direct $TWO_FRAGS"
-	"pvas-direct-two-frags-mt:pvas:--mca pml_ob1_direct_model direct $TWO_FRAGS:--thread-multiple"
+	"pvas-direct-two-frags-mt:pvas:--mca pml_ob1_direct_model direct --mca pml_ob1_direct_chunk_affinity 0 $TWO_FRAGS:--thread-multiple"
 	"pvas-model-cico:pvas:--mca pml_ob1_direct_model cico --mca pml_ob1_direct_min_size 0"
 	"pvas-staged:pvas:--mca pml_ob1_direct_model staged --mca pml_ob1_direct_min_size 0 --mca pml_ob1_direct_stage_chunk_size 1024"
 	"pvas-model-learn:pvas:--mca pml_ob1_direct_model model --mca pml_ob1_direct_model_explore 0 --mca pml_ob1_direct_model_recheck 2 --mca pml_ob1_direct_min_size 0:--repeat 12"
