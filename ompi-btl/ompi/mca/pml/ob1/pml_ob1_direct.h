@@ -20,8 +20,10 @@
  * has it, so that nothing comes back).  The receiver, on match, adds
  * its own layout and buffer to the descriptor and starts copying chunks of
  * the packed byte range straight from the send buffer to the receive buffer
- * (opal_datatype_direct_layout_copy, no packed intermediate), claiming
- * chunks from the back; the sender, polling, claims them from the front.
+ * (opal_datatype_direct_layout_copy, no packed intermediate); the sender,
+ * polling, joins in.  Each claims chunks from its own end of the message:
+ * the process with the lower name takes the front, whichever way the
+ * message goes (sender_from_back).
  * For layouts whose cache lines would cross between the two cores block by
  * block, the receiver may choose the staged path instead: the sender packs
  * the message chunk by chunk into a small ring in its own memory, the
