@@ -46,11 +46,11 @@
  * MODEL_WARMUP messages of a path in this process are not kept (first use
  * of a path pays for rings, fragments and pages).  A path is measured once
  * it has MODEL_SAMPLES of them.  A pair's first messages take the model's
- * path.  When that path's cost (the least of its kept samples) is above
- * `explore` times its prediction, every other path is measured too; else
- * those predicted below `explore` times that cost (how much a cache line
- * costs between the cores depends on what the application writes, which
- * no layout tells).  Among the measured paths
+ * path.  Then each path whose optimistic prediction (lo) is below
+ * `explore` times the cheapest cost measured so far (a path's cost: the
+ * least of its kept samples) is measured too, the lowest prediction first
+ * (how much a cache line costs between the cores depends on what the
+ * application writes, which no layout tells).  Among the measured paths
  * the cheapest wins (the model's path unless another is cheaper by more
  * than MODEL_MARGIN).  The runner-up is measured again after `recheck`
  * messages, then after twice as many each time the choice holds (at most
@@ -253,8 +253,8 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
                                     "Measure the paths of each layout pair and take the fastest",
                                     MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &model.learn);
     model_register_double(comp, "direct_model_explore",
-                          "Measured / predicted time of the model's path above which every path "
-                          "is measured; paths predicted below this times that cost are too",
+                          "Paths predicted below this times the cheapest measured cost of a "
+                          "layout pair are measured too (0: every path)",
                           &model.explore);
     mca_pml_ob1_direct_register_var(comp, "direct_model_recheck",
                                     "Messages of a layout pair before the runner-up path is "
@@ -473,19 +473,22 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
                               const double *lo, bool *timed)
 {
     int best = path, second = -1, explore = -1;
-    double m, best_cost, second_cost = HUGE_VAL;
-    bool suspect;
+    double m, best_cost, second_cost = HUGE_VAL, least;
 
     if (p->n[path] < MODEL_SAMPLES) {
         return path;
     }
-    m = best_cost = model_cost(p, path);
-    /* explore: every path when the model looks wrong about this pair, else
-     * those that might cost not far above what its own choice costs */
-    suspect = m > model.explore * ns[path];
+    m = best_cost = least = model_cost(p, path);
+    for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
+        if (q != path && p->n[q] >= MODEL_SAMPLES && model_cost(p, q) < least) {
+            least = model_cost(p, q);
+        }
+    }
+    /* explore the paths that might cost not far above the cheapest one
+     * measured so far, the most promising first */
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
         if (q != path && HUGE_VAL != ns[q] && p->n[q] < MODEL_SAMPLES &&
-            (suspect || lo[q] < model.explore * m) &&
+            (0 == model.explore || lo[q] < model.explore * least) &&
             (explore < 0 || lo[q] < lo[explore])) {
             explore = q;
         }
