@@ -132,6 +132,7 @@ struct direct_cached {
     size_t count;
     opal_datatype_direct_layout_t *layout;
     int eager; /* the model's eager decision for this layout: -1 not asked yet */
+    uint64_t shape_key; /* the model's key of its shape: 0 not computed yet */
 };
 
 struct direct_entry {
@@ -243,6 +244,7 @@ static struct direct_cached *direct_cache_put(ompi_datatype_t *dt, size_t count,
     c->count = count;
     c->layout = layout;
     c->eager = -1;
+    c->shape_key = 0;
     c->prev = NULL;
     OPAL_THREAD_LOCK(&direct.lock);
     c->next = direct.cached;
@@ -663,6 +665,18 @@ uint64_t mca_pml_ob1_direct_chunk_count(uint64_t length)
 
 /* The model's eager decision for a layout, kept with the datatype's cached
  * layout (asked once per datatype and count). */
+/* Is this process's name lower than peer's?  That process leads the pair:
+ * it chooses the path of both ways (pml_ob1_direct_model.h). */
+static bool direct_lower(const opal_process_name_t *peer)
+{
+    return 0 > ompi_rte_compare_name_fields(OMPI_RTE_CMP_ALL, OMPI_PROC_MY_NAME, peer);
+}
+
+static uint64_t direct_name_key(const opal_process_name_t *name)
+{
+    return ((uint64_t) name->jobid << 32) | name->vpid;
+}
+
 static bool direct_eager(const opal_datatype_direct_layout_t *layout, struct direct_cached *cached)
 {
     if (NULL == cached) {
@@ -681,7 +695,8 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     opal_datatype_direct_layout_t *layout, *release;
     mca_pml_ob1_direct_desc_t *desc;
     struct direct_cached *cached;
-    uint64_t length = base->req_bytes_packed, chunk;
+    uint64_t length = base->req_bytes_packed, chunk, shape_key;
+    const opal_process_name_t *peer;
     int rc;
 
     if (!direct.initialized || !direct_convertor_ok(&base->req_base.req_convertor)) {
@@ -724,10 +739,15 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     /* Each process of a pair keeps to one end of every message between
      * them, so in an exchange both ways each core copies the half of a
      * buffer that it wrote or read last, and those lines stay in its cache. */
+    peer = &sendreq->req_send.req_base.req_proc->super.proc_name;
     desc->sender_from_back = mca_pml_ob1_direct_params.chunk_affinity &&
-                             0 < ompi_rte_compare_name_fields(
-                                     OMPI_RTE_CMP_ALL, OMPI_PROC_MY_NAME,
-                                     &sendreq->req_send.req_base.req_proc->super.proc_name);
+                             0 < ompi_rte_compare_name_fields(OMPI_RTE_CMP_ALL,
+                                                              OMPI_PROC_MY_NAME, peer);
+    shape_key = 0;
+    desc->path_hint = direct_lower(peer)
+                          ? mca_pml_ob1_direct_model_hint(direct_name_key(peer), layout,
+                                                          cached ? &cached->shape_key : &shape_key)
+                          : -1;
     direct_stage_prepare(desc, length);
     desc->recv_layout = NULL;
     desc->recv_buf = NULL;
@@ -931,8 +951,14 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
     }
     if (opal_datatype_direct_layout_size(desc->send_layout) == desc->length &&
         opal_datatype_direct_layout_size(layout) == desc->length) {
+        const ompi_proc_t *proc = ompi_comm_peer_lookup(base->req_base.req_comm,
+                                                        hdr->hdr_match.hdr_src);
+        mca_pml_ob1_direct_peer_t peer = {.name = direct_name_key(&proc->super.proc_name),
+                                          .lead = direct_lower(&proc->super.proc_name),
+                                          .hint = desc->path_hint};
+
         path = mca_pml_ob1_direct_model_choose(desc->send_layout, layout, btl->btl_max_send_size,
-                                               0 != desc->stage_nchunks,
+                                               0 != desc->stage_nchunks, &peer,
                                                &recvreq->req_direct_choice);
     }
     if (MCA_PML_OB1_DIRECT_PATH_CICO == path) {

@@ -70,6 +70,9 @@ struct mca_pml_ob1_direct_desc_t {
     /** the sender claims from the back: its process name is the higher of
      *  the two (the lower one always takes the front, either way) */
     int32_t sender_from_back;
+    /** the sender leads (pml_ob1_direct_model.h): the path it last took
+     *  into send_layout from the receiver, -1: none */
+    int32_t path_hint;
 
     /** the staging ring (MCA_PML_OB1_DIRECT_STAGE_SLOTS chunks of
      *  stage_chunk bytes), NULL when there is none, and its pool item */

@@ -58,6 +58,13 @@
  * is timed.  A pair of layouts' predictions are computed at its first
  * match and kept (model_predictions): on a small message the model's work
  * at match is on the critical path.
+ *
+ * Of two processes, only the one with the lower name learns (`follow`):
+ * with each message it sends it names the path it last took from that
+ * peer into a layout of the send layout's shape (model_lead), and the
+ * other takes that path.  Two receivers deciding alone can settle on
+ * different paths for the two ways of an exchange, and then the lines of
+ * a buffer sent and received into change cores on every message.
  */
 
 #include "ompi_config.h"
@@ -88,6 +95,7 @@
 
 #define MODEL_PAIRS 256          /* learning records (a direct-mapped table) */
 #define MODEL_PREDICTIONS 64     /* predictions kept per pair of layouts (direct-mapped) */
+#define MODEL_LEADS 64           /* a leader's last paths per peer and layout (direct-mapped) */
 #define MODEL_WARMUP 1           /* first measurements of a path (per process) not kept */
 #define MODEL_SAMPLES 3          /* measurements a path needs before it is compared */
 #define MODEL_RING 8             /* measurements kept per path of a pair */
@@ -112,7 +120,7 @@ static struct {
     double index_pack; /* per block of an index list, pack or unpack */
     char *block_direct_str, *block_pack_str;
     double block_direct[OPAL_DATATYPE_DIRECT_CLASSES], block_pack[OPAL_DATATYPE_DIRECT_CLASSES];
-    bool learn;
+    bool learn, follow;
     double explore;   /* measured / predicted that makes the model suspect */
     unsigned recheck;
 } model = {
@@ -135,6 +143,7 @@ static struct {
     .block_direct_str = NULL,
     .block_pack_str = NULL,
     .learn = true,
+    .follow = true,
     .explore = 2.0,
     .recheck = 64,
 };
@@ -252,6 +261,10 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
     mca_pml_ob1_direct_register_var(comp, "direct_model_learn",
                                     "Measure the paths of each layout pair and take the fastest",
                                     MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &model.learn);
+    mca_pml_ob1_direct_register_var(comp, "direct_model_follow",
+                                    "The higher-named process of a pair takes the path the lower "
+                                    "one last chose for the layout it sends from",
+                                    MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &model.follow);
     model_register_double(comp, "direct_model_explore",
                           "Paths predicted below this times the cheapest measured cost of a "
                           "layout pair are measured too (0: every path)",
@@ -283,13 +296,23 @@ struct model_prediction {
     bool staged_ok;
     int path;                                     /* the model's cheapest */
     uint64_t sig;                                 /* model_signature() */
+    uint64_t rkey;                                /* model_shape_key() of rl */
     double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS];
+};
+
+/* The path a leader last took from one peer into a layout of one shape
+ * (the datatype may be built anew for every exchange). */
+struct model_lead {
+    uint64_t peer; /* the sender's name */
+    uint64_t key;  /* model_shape_key() of the receive layout; 0: free */
+    int path;
 };
 
 static struct {
     opal_mutex_t lock;
     struct mca_pml_ob1_direct_pair_t pairs[MODEL_PAIRS];
     struct model_prediction predictions[MODEL_PREDICTIONS];
+    struct model_lead leads[MODEL_LEADS];
     uint64_t count[MCA_PML_OB1_DIRECT_PATHS], timed[MCA_PML_OB1_DIRECT_PATHS];
     double predicted[MCA_PML_OB1_DIRECT_PATHS], measured[MCA_PML_OB1_DIRECT_PATHS];
     uint64_t switches;
@@ -303,6 +326,7 @@ void mca_pml_ob1_direct_model_init(void)
                   model.block_pack);
     memset(state.pairs, 0, sizeof(state.pairs));
     memset(state.predictions, 0, sizeof(state.predictions));
+    memset(state.leads, 0, sizeof(state.leads));
     memset(state.count, 0, sizeof(state.count));
     memset(state.timed, 0, sizeof(state.timed));
     memset(state.predicted, 0, sizeof(state.predicted));
@@ -434,6 +458,20 @@ static uint64_t model_signature(size_t bytes, const double *ns, const double *lo
         h = (h ^ model_bucket(HUGE_VAL == ns[q] ? 0 : (size_t) ns[q])) * 1099511628211ull;
     }
     h = (h ^ model_bucket((size_t) lo[MCA_PML_OB1_DIRECT_PATH_DIRECT])) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* A layout's shape as one nonzero number (FNV-1a over its counts). */
+static uint64_t model_shape_key(const opal_datatype_direct_shape_t *x)
+{
+    size_t v[5 + OPAL_DATATYPE_DIRECT_CLASSES] = {x->bytes, x->blocks, x->runs, x->sparse_lines,
+                                                  x->index_blocks};
+    uint64_t h = 14695981039346656037ull;
+
+    memcpy(v + 5, x->blocks_by_class, sizeof(x->blocks_by_class));
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        h = (h ^ (uint64_t) v[i]) * 1099511628211ull;
+    }
     return h ? h : 1;
 }
 
@@ -571,6 +609,7 @@ static const struct model_prediction *model_predictions(const opal_datatype_dire
         pr->path = pr->ns[q] < pr->ns[pr->path] ? q : pr->path;
     }
     pr->sig = model_signature(s.bytes, pr->ns, pr->lo);
+    pr->rkey = model_shape_key(&r);
     pr->sl = sl, pr->rl = rl;
     pr->sserial = sserial, pr->rserial = rserial;
     pr->frag_bytes = frag_bytes;
@@ -578,28 +617,73 @@ static const struct model_prediction *model_predictions(const opal_datatype_dire
     return pr;
 }
 
+/* The lead record of peer and shape key. */
+static struct model_lead *model_lead(uint64_t peer, uint64_t key)
+{
+    uint64_t h = (peer * 0x9e3779b97f4a7c15ull) ^ key;
+
+    return &state.leads[(h ^ (h >> 32)) % MODEL_LEADS];
+}
+
+int mca_pml_ob1_direct_model_hint(uint64_t peer, const opal_datatype_direct_layout_t *l,
+                                  uint64_t *key)
+{
+    const struct model_lead *ld;
+    int path = -1;
+
+    if (MODEL_MODE_MODEL != model.mode || !model.follow) {
+        return -1;
+    }
+    if (0 == *key) {
+        opal_datatype_direct_shape_t x;
+        opal_datatype_direct_layout_shape(l, &x);
+        *key = model_shape_key(&x);
+    }
+    OPAL_THREAD_LOCK(&state.lock);
+    ld = model_lead(peer, *key);
+    if (ld->key == *key && ld->peer == peer) {
+        path = ld->path;
+    }
+    OPAL_THREAD_UNLOCK(&state.lock);
+    return path;
+}
+
 int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
                                     const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
-                                    bool staged_ok, mca_pml_ob1_direct_choice_t *choice)
+                                    bool staged_ok, const mca_pml_ob1_direct_peer_t *peer,
+                                    mca_pml_ob1_direct_choice_t *choice)
 {
     const struct model_prediction *pr;
     int path = model_forced_path(staged_ok);
-    bool timed = true;
+    bool timed = true, follow;
 
     choice->pair = NULL;
-    if (path >= 0 && !mca_pml_ob1_direct_params.stats) {
-        /* a forced path with nothing to report: no work at match */
+    follow = path < 0 && model.follow && !peer->lead && peer->hint >= 0 &&
+             peer->hint < MCA_PML_OB1_DIRECT_PATHS &&
+             (MCA_PML_OB1_DIRECT_PATH_STAGED != peer->hint || staged_ok);
+    if ((path >= 0 || follow) && !mca_pml_ob1_direct_params.stats) {
+        /* a forced or followed path with nothing to report: no work at match */
+        path = follow ? peer->hint : path;
         choice->path = path;
         choice->start_ns = 0; /* not measured */
         return path;
     }
     OPAL_THREAD_LOCK(&state.lock);
     pr = model_predictions(sl, rl, frag_bytes, staged_ok);
-    path = path < 0 ? pr->path : path;
-    if (MODEL_MODE_MODEL == model.mode && model.learn) {
-        choice->sig = pr->sig;
-        choice->pair = model_pair(pr->sig);
-        path = model_learned_path(choice->pair, path, pr->ns, pr->lo, &timed);
+    if (follow) {
+        path = peer->hint;
+    } else if (path < 0) {
+        path = pr->path;
+        if (model.learn) {
+            choice->sig = pr->sig;
+            choice->pair = model_pair(pr->sig);
+            path = model_learned_path(choice->pair, path, pr->ns, pr->lo, &timed);
+        }
+        if (peer->lead && model.follow) {
+            struct model_lead *ld = model_lead(peer->name, pr->rkey);
+            ld->peer = peer->name, ld->key = pr->rkey;
+            ld->path = path;
+        }
     }
     state.count[path]++;
     state.predicted[path] += pr->ns[path];

@@ -58,11 +58,29 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp);
 void mca_pml_ob1_direct_model_init(void);
 void mca_pml_ob1_direct_model_fini(bool print, unsigned rank);
 
+/** The sender of a message, as its receiver's choice sees it.  Of two
+ *  processes, the one with the lower name leads: it chooses the path of its
+ *  receives, and tells the other (hint) which path it last took into the
+ *  layout it now sends from; the other takes that path too, so that an
+ *  exchange both ways (one buffer sent and received into) uses one path. */
+typedef struct mca_pml_ob1_direct_peer_t {
+    uint64_t name; /**< the sender's process name (jobid, vpid) */
+    bool lead;     /**< the receiver's name is the lower one */
+    int hint;      /**< the sender's path into its send layout, -1: none */
+} mca_pml_ob1_direct_peer_t;
+
 /** Receiver, at match: choose the path (staged only when staged_ok).
  *  Fills *choice and returns its path. */
 int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
                                     const opal_datatype_direct_layout_t *rl, size_t frag_bytes,
-                                    bool staged_ok, mca_pml_ob1_direct_choice_t *choice);
+                                    bool staged_ok, const mca_pml_ob1_direct_peer_t *peer,
+                                    mca_pml_ob1_direct_choice_t *choice);
+
+/** Sender that leads (its name is the lower): the path it last chose for a
+ *  message from peer into a layout of l's shape, -1 when none (or nothing
+ *  to follow).  *key caches l's shape key (0: not computed yet). */
+int mca_pml_ob1_direct_model_hint(uint64_t peer, const opal_datatype_direct_layout_t *l,
+                                  uint64_t *key);
 
 /** Sender, for a message that fits an eager fragment: is an eager send
  *  (pack, fragment, unpack) predicted cheaper than the direct rendezvous,
