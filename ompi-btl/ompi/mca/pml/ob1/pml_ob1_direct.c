@@ -663,8 +663,6 @@ uint64_t mca_pml_ob1_direct_chunk_count(uint64_t length)
     return (length + chunk - 1) / chunk;
 }
 
-/* The model's eager decision for a layout, kept with the datatype's cached
- * layout (asked once per datatype and count). */
 /* Is this process's name lower than peer's?  That process leads the pair:
  * it chooses the path of both ways (pml_ob1_direct_model.h). */
 static bool direct_lower(const opal_process_name_t *peer)
@@ -672,11 +670,14 @@ static bool direct_lower(const opal_process_name_t *peer)
     return 0 > ompi_rte_compare_name_fields(OMPI_RTE_CMP_ALL, OMPI_PROC_MY_NAME, peer);
 }
 
+/* A process name as the model's key of a peer. */
 static uint64_t direct_name_key(const opal_process_name_t *name)
 {
     return ((uint64_t) name->jobid << 32) | name->vpid;
 }
 
+/* The model's eager decision for a layout, kept with the datatype's cached
+ * layout (asked once per datatype and count). */
 static bool direct_eager(const opal_datatype_direct_layout_t *layout, struct direct_cached *cached)
 {
     if (NULL == cached) {
