@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# tests/mpi/model-follow.sh : the lower-named process of a pair chooses the
+# path of both ways (pml_ob1_direct_model_follow, docs/cost-model.md), TAP.
+#
+# tests/mpi/src/model_follow.c on 2 ranks over btl pvas: a ping-pong of one
+# vector type, each rank receiving into the buffer it sends from, rank 0's
+# model told that only the direct path is cheap, rank 1's that the direct
+# path costs a second; learning off (pml_ob1_direct_model_learn 0), so
+# each model's own choice is fixed.  From the pml_ob1_direct_stats lines:
+#   - follow 1 (the default): rank 1 takes rank 0's direct path for every
+#     message but the first (which comes before rank 0 has received any);
+#   - follow 0: rank 1 never takes the direct path (so the first case
+#     measures the hint, not the model);
+#   - rank 0 takes the direct path for every message in both runs;
+# and every message's data is right (the program checks them).
+#
+# Environment: OMPI_PREFIX, BUILD, PVAS_TEST_FORK_AGENT, PVAS_MPI_TIMEOUT
+# as for tests/mpi/progress.sh; logs in $BUILD/test-logs/mpi/model-follow-*.log.
+set -uo pipefail
+
+# shellcheck source=tests/mpi/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+PROG=$BIN/model_follow
+ITERS=40
+
+mpi_setup "$PROG" model_follow
+
+# count LOG RANK PATH: that rank's message count on PATH (empty: no line)
+count() {
+	sed -nE "s/^\[pml_ob1 direct model\] rank $2: $3 count ([0-9]+) .*/\1/p" "$1" | head -n 1
+}
+
+echo "# prefix $PREFIX; binary $PROG; fork agent: ${AGENT_ARGS[*]:-(from openmpi-mca-params.conf or none)}"
+echo "1..4"
+if ! have_direct; then
+	not_ok "$OMPI_INFO lists no pml_ob1_direct_enable: an Open MPI without ob1's direct Rendezvous"
+	exit 1
+fi
+for follow in 1 0; do
+	log=$LOGS/model-follow-$follow.log
+	timeout -k 10 "$TMO" nice "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none \
+		-np 2 --mca btl self,pvas "${AGENT_ARGS[@]}" --mca btl_base_warn_component_unused 0 \
+		--mca pml_ob1_direct_stats 1 --mca pml_ob1_direct_model_learn 0 \
+		--mca pml_ob1_direct_model_follow "$follow" "$PROG" --iters "$ITERS" >"$log" 2>&1
+	rc=$?
+	d0=$(count "$log" 0 direct)
+	d1=$(count "$log" 1 direct)
+	what="follow $follow: rank 0 direct ${d0:-none} of $ITERS, rank 1 direct ${d1:-none} (exit $rc)"
+	if [ "$rc" != 0 ] || [ "${d0:-}" != "$ITERS" ]; then
+		not_ok "$what: the run failed, or rank 0 did not take its own direct path"
+		tail -n 15 "$log" | diag
+	else
+		ok "$what: the run passed its data checks; rank 0 took the direct path"
+	fi
+	if [ "$follow" = 1 ] && [ "${d1:-0}" -ge $((ITERS - 1)) ]; then
+		ok "follow 1: rank 1 took rank 0's path for all but at most the first message"
+	elif [ "$follow" = 0 ] && [ -n "${d1:-}" ] && [ "$d1" = 0 ]; then
+		ok "follow 0: rank 1 kept its own model's path"
+	else
+		not_ok "follow $follow: rank 1 direct ${d1:-none} of $ITERS messages"
+		grep -F '[pml_ob1 direct' "$log" | diag
+	fi
+done
+[ "$failed" = 0 ]
