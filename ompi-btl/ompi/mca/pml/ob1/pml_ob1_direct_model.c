@@ -121,7 +121,7 @@ static struct {
     char *block_direct_str, *block_pack_str;
     double block_direct[OPAL_DATATYPE_DIRECT_CLASSES], block_pack[OPAL_DATATYPE_DIRECT_CLASSES];
     bool learn, follow;
-    double explore;   /* measured / predicted that makes the model suspect */
+    double explore;   /* paths predicted below this times the cheapest measured cost are tried */
     unsigned recheck;
 } model = {
     /* One pvas-calibrate run on an Intel Xeon (L2 2 MiB per core; see
