@@ -450,14 +450,22 @@ static uint64_t model_bucket(size_t x)
 /* A pair of shapes as the model sees it, one nonzero number (FNV-1a over
  * the buckets of the bytes, the predictions and the direct path's
  * optimistic bound; an unavailable path counts as 0). */
+#define MODEL_FNV_BASIS 14695981039346656037ull
+
+/* One FNV-1a step: hash h extended by v. */
+static inline uint64_t model_fnv(uint64_t h, uint64_t v)
+{
+    return (h ^ v) * 1099511628211ull;
+}
+
 static uint64_t model_signature(size_t bytes, const double *ns, const double *lo)
 {
-    uint64_t h = (14695981039346656037ull ^ model_bucket(bytes)) * 1099511628211ull;
+    uint64_t h = model_fnv(MODEL_FNV_BASIS, model_bucket(bytes));
 
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
-        h = (h ^ model_bucket(HUGE_VAL == ns[q] ? 0 : (size_t) ns[q])) * 1099511628211ull;
+        h = model_fnv(h, model_bucket(HUGE_VAL == ns[q] ? 0 : (size_t) ns[q]));
     }
-    h = (h ^ model_bucket((size_t) lo[MCA_PML_OB1_DIRECT_PATH_DIRECT])) * 1099511628211ull;
+    h = model_fnv(h, model_bucket((size_t) lo[MCA_PML_OB1_DIRECT_PATH_DIRECT]));
     return h ? h : 1;
 }
 
@@ -466,11 +474,11 @@ static uint64_t model_shape_key(const opal_datatype_direct_shape_t *x)
 {
     size_t v[5 + OPAL_DATATYPE_DIRECT_CLASSES] = {x->bytes, x->blocks, x->runs, x->sparse_lines,
                                                   x->index_blocks};
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = MODEL_FNV_BASIS;
 
     memcpy(v + 5, x->blocks_by_class, sizeof(x->blocks_by_class));
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-        h = (h ^ (uint64_t) v[i]) * 1099511628211ull;
+        h = model_fnv(h, (uint64_t) v[i]);
     }
     return h ? h : 1;
 }
