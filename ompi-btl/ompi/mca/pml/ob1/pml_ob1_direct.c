@@ -698,7 +698,7 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     struct direct_cached *cached;
     uint64_t length = base->req_bytes_packed, chunk, shape_key;
     const opal_process_name_t *peer;
-    int rc;
+    int rc, order;
 
     if (!direct.initialized || !direct_convertor_ok(&base->req_base.req_convertor)) {
         return OMPI_ERR_NOT_SUPPORTED;
@@ -741,11 +741,10 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
      * them, so in an exchange both ways each core copies the half of a
      * buffer that it wrote or read last, and those lines stay in its cache. */
     peer = &sendreq->req_send.req_base.req_proc->super.proc_name;
-    desc->sender_from_back = mca_pml_ob1_direct_params.chunk_affinity &&
-                             0 < ompi_rte_compare_name_fields(OMPI_RTE_CMP_ALL,
-                                                              OMPI_PROC_MY_NAME, peer);
+    order = ompi_rte_compare_name_fields(OMPI_RTE_CMP_ALL, OMPI_PROC_MY_NAME, peer);
+    desc->sender_from_back = mca_pml_ob1_direct_params.chunk_affinity && 0 < order;
     shape_key = 0;
-    desc->path_hint = direct_lower(peer)
+    desc->path_hint = 0 > order /* this process leads (direct_lower) */
                           ? mca_pml_ob1_direct_model_hint(direct_name_key(peer), layout,
                                                           cached ? &cached->shape_key : &shape_key)
                           : -1;
