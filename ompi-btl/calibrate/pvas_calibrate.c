@@ -14,9 +14,14 @@
  *                        ns per block more than a vector of the same blocks;
  *                        N: the blocks the engine's shape counts as index list
  *   pvas_calibrate --pingpong   (two ranks)
- *       pp BLEN COUNT STRIDE NS
- *                        median one-way time of a vector of COUNT blocks of
- *                        BLEN bytes, STRIDE bytes apart, to the same type
+ *       pp KIND BLEN COUNT STRIDE NS SHAPE...
+ *                        median one-way time of COUNT blocks of BLEN bytes
+ *                        to the same type: KIND vector, STRIDE bytes apart,
+ *                        or index, in random order over COUNT slots of
+ *                        STRIDE bytes; SHAPE the engine's shape of the type
+ *                        (opal_datatype_direct_shape_t): bytes blocks runs
+ *                        sparse_lines index_blocks and the blocks of each
+ *                        class
  *
  * Every timing is the median of --reps repetitions (default 31).
  */
@@ -238,16 +243,67 @@ static void local(void)
 
 /* ---- two ranks ------------------------------------------------------------ */
 
+/* COUNT blocks of BLEN bytes in COUNT slots of SPREAD bytes, the slots
+ * in a random order (the same on every rank): an index list. */
+static MPI_Datatype index_type(int blen, int count, int spread)
+{
+	int *disp = malloc(sizeof(int) * (size_t)count), rc;
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	MPI_Datatype t;
+
+	if (!disp)
+		die("malloc", 0);
+	for (int i = 0; i < count; i++)
+		disp[i] = i * spread;
+	for (int i = count - 1; i > 0; i--) { /* Fisher-Yates, xorshift64 */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		int j = (int)(x % (uint64_t)(i + 1)), d = disp[i];
+
+		disp[i] = disp[j];
+		disp[j] = d;
+	}
+	rc = MPI_Type_create_indexed_block(count, blen, disp, MPI_BYTE, &t);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Type_commit(&t);
+	if (rc != MPI_SUCCESS)
+		die("MPI_Type_create_indexed_block", rc);
+	free(disp);
+	return t;
+}
+
+/* The engine's shape of (type, 1): the SHAPE fields of a pp line. */
+static void print_shape(MPI_Datatype type)
+{
+	opal_datatype_direct_layout_t *l;
+	opal_datatype_direct_shape_t s;
+	int rc = opal_datatype_direct_layout_create((const opal_datatype_t *)type, 1, &l);
+
+	if (rc != OPAL_SUCCESS)
+		die("opal_datatype_direct_layout_create", rc);
+	opal_datatype_direct_layout_shape(l, &s);
+	opal_datatype_direct_layout_release(l);
+	printf(" %zu %zu %zu %zu %zu", s.bytes, s.blocks, s.runs, s.sparse_lines, s.index_blocks);
+	for (int c = 0; c < CLASSES; c++)
+		printf(" %zu", s.blocks_by_class[c]);
+	printf("\n");
+}
+
 static void pingpong(void)
 {
 	/* dense and sparse (one block per cache line or more), small and large,
-	 * lines that fit in the cache and lines that do not: the fit separates
-	 * per-message, per-fragment, per-byte and per-line costs */
-	static const int shapes[][3] = {
-	    {8, 512, 16},    {8, 8192, 16},    {64, 2048, 128},  {512, 256, 1024},
-	    {4096, 64, 8192}, {8, 2048, 128},   {12, 8192, 128},  {24, 4096, 256},
-	    {256, 512, 512},  {1024, 16, 2048}, {16384, 64, 32768}, {8, 4096, 4096},
-	    {8, 65536, 256},  {16, 49152, 512}};
+	 * strided and in random order, lines that fit in the cache and lines
+	 * that do not: the fit separates per-message, per-fragment, per-byte
+	 * and per-line costs */
+	static const struct {
+		int index, blen, count, stride;
+	} shapes[] = {
+	    {0, 8, 512, 16},     {0, 8, 8192, 16},    {0, 64, 2048, 128},  {0, 512, 256, 1024},
+	    {0, 4096, 64, 8192}, {0, 8, 2048, 128},   {0, 12, 8192, 128},  {0, 24, 4096, 256},
+	    {0, 256, 512, 512},  {0, 1024, 16, 2048}, {0, 16384, 64, 32768}, {0, 8, 4096, 4096},
+	    {0, 8, 65536, 256},  {0, 16, 49152, 512}, {0, 92, 1024, 128},  {1, 8, 512, 64},
+	    {1, 4, 2048, 32},    {1, 12, 8192, 64},   {1, 12, 16384, 512}};
 	int rank, size;
 	double *t = malloc(sizeof(double) * (size_t)reps);
 
@@ -259,9 +315,10 @@ static void pingpong(void)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
-		int blen = shapes[s][0], count = shapes[s][1], stride = shapes[s][2];
+		int blen = shapes[s].blen, count = shapes[s].count, stride = shapes[s].stride;
 		size_t span = (size_t)stride * (size_t)count;
-		MPI_Datatype vec = vector_type(blen, count, stride);
+		MPI_Datatype type = shapes[s].index ? index_type(blen, count, stride)
+						    : vector_type(blen, count, stride);
 		unsigned char *buf = malloc(span);
 
 		if (!buf || !t)
@@ -273,19 +330,22 @@ static void pingpong(void)
 		for (int i = -3; i < reps; i++) { /* 3 warm-up round trips */
 			double t0 = now_ns();
 			if (rank == 0) {
-				MPI_Send(buf, 1, vec, 1, 0, MPI_COMM_WORLD);
-				MPI_Recv(buf, 1, vec, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Send(buf, 1, type, 1, 0, MPI_COMM_WORLD);
+				MPI_Recv(buf, 1, type, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			} else {
-				MPI_Recv(buf, 1, vec, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				MPI_Send(buf, 1, vec, 0, 0, MPI_COMM_WORLD);
+				MPI_Recv(buf, 1, type, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Send(buf, 1, type, 0, 0, MPI_COMM_WORLD);
 			}
 			if (i >= 0)
 				t[i] = (now_ns() - t0) / 2;
 		}
-		if (rank == 0)
-			printf("pp %d %d %d %.1f\n", blen, count, stride, median(t, reps));
+		if (rank == 0) {
+			printf("pp %s %d %d %d %.1f", shapes[s].index ? "index" : "vector", blen, count,
+			       stride, median(t, reps));
+			print_shape(type);
+		}
 		free(buf);
-		MPI_Type_free(&vec);
+		MPI_Type_free(&type);
 	}
 	free(t);
 }

@@ -5,7 +5,8 @@
 own model terms must give those parameters back; a parameter that would
 have to be negative must come out 0 with the others still fitting; the
 sparse-line count must follow opal_datatype_direct_layout_shape (blocks
-under 64 bytes a line or more apart, none for larger blocks)."""
+under 64 bytes a line or more apart, none for larger blocks); the
+pingpong's shape fields must parse."""
 import importlib.machinery
 import importlib.util
 import os
@@ -35,18 +36,19 @@ def load():
 def main():
     cal = load()
     p = {"block_direct": [0.3, 0.5, 4, 9, 25, 50], "block_pack": [2.5, 2, 4, 9, 25, 50],
-         "run_direct": 2.0, "g1": 0.03, "frag_bytes": 65536, "cache": 2 << 20}
+         "run_direct": 2.0, "g1": 0.03, "index_pack": 3.0, "frag_bytes": 65536, "cache": 2 << 20}
     shapes = [(8, 512, 16), (8, 8192, 16), (64, 2048, 128), (512, 256, 1024), (4096, 64, 8192),
               (8, 2048, 128), (12, 8192, 128), (24, 4096, 256), (256, 512, 512),
               (1024, 16, 2048), (16384, 64, 32768), (8, 4096, 4096), (8, 65536, 256),
               (16, 49152, 512)]
+    index = dict(cal.vector_shape(12, 8192, 64), index_blocks=8192)  # an index list
     true = {"o_cico": 900.0, "frag": 3800.0, "o_staged": 400.0, "stage": 480.0, "far": 6.5,
             "o_direct": 1900.0, "g2": 0.1, "line": 3.0}
 
     def timed(path):
         pts = []
-        for s in shapes:
-            x = cal.vector_terms(p, *s)[path]
+        for sh in [cal.vector_shape(*s) for s in shapes] + [index]:
+            x = cal.shape_terms(p, sh)[path]
             pts.append((x, x.get("1", 0.0) + sum(true.get(k, 0.0) * v for k, v in x.items()
                                                   if k != "1")))
         return pts
@@ -63,9 +65,17 @@ def main():
     got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far"])
     tap(got["line"] == 0.0 and all(got[k] > 0 for k in ("o_direct", "g2", "far")),
         "a negative cost comes out 0: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
-    tap(cal.lines(8, 100, 128) == 100 and cal.lines(8, 100, 16) == 0 and
-        cal.lines(64, 100, 128) == 0 and cal.lines(24, 1, 24) == 1,
-        "sparse lines as the engine's shape counts them")
+    lines = [cal.vector_shape(*s)["sparse_lines"] for s in
+             ((8, 100, 128), (8, 100, 16), (64, 100, 128), (24, 1, 24))]
+    tap(lines == [100, 0, 0, 1], "sparse lines as the engine's shape counts them: %s" % lines)
+    sh = cal.parse_shape("98304 8192 1 8192 8192 0 8192 0 0 0 0".split())
+    tap(sh["index_blocks"] == 8192 and sh["classes"] == [0, 8192, 0, 0, 0, 0],
+        "a pingpong shape parses: %s" % sh)
+    try:
+        cal.parse_shape("1 2 3".split())
+        tap(False, "a short shape is refused")
+    except ValueError as e:
+        tap(True, "a short shape is refused: %s" % e)
     print("1..%d" % n)
     return 1 if fails else 0
 
