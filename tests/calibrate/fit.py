@@ -43,7 +43,7 @@ def main():
               (16, 49152, 512)]
     index = dict(cal.vector_shape(12, 8192, 64), index_blocks=8192)  # an index list
     true = {"o_cico": 900.0, "frag": 3800.0, "o_staged": 400.0, "stage": 480.0, "far": 6.5,
-            "o_direct": 1900.0, "g2": 0.1, "line": 3.0}
+            "cross": 0.05, "o_direct": 1900.0, "g2": 0.1, "line": 3.0}
 
     def timed(path):
         pts = []
@@ -53,7 +53,8 @@ def main():
                                                   if k != "1")))
         return pts
 
-    got = cal.fit(timed("cico") + timed("staged"), ["o_cico", "frag", "o_staged", "stage", "far"])
+    got = cal.fit(timed("cico") + timed("staged"),
+                  ["o_cico", "frag", "o_staged", "stage", "far", "cross"])
     tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
         "copy-in/copy-out and staged together: %s" % ", ".join(
             "%s %.4g" % kv for kv in sorted(got.items())))

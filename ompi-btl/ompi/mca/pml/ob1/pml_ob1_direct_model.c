@@ -28,13 +28,17 @@
  *            (both sides copy, each half of the lines of the peer's buffer;
  *            one side alone when the message is one chunk: the receiver,
  *            blocks_D(s) + blocks_D(r) + B * g1 + line * L(s))
- *   staged = o_staged + S * stage + max(Ps, Us) + min(Ps, Us) / S
+ *   staged = o_staged + S * stage + max(Ps, Us) + min(Ps, Us) / S + B * cross
  *            with Ps = blocks_D(s) + B * g1, Us = blocks_D(r) + B * g1,
  *            S = staged chunks: each side on its own buffer, pipelined
- *   cico   = o_cico + F * frag + max(P, U) + min(P, U) / F
+ *   cico   = o_cico + F * frag + max(P, U) + min(P, U) / F + B * cross
  *            with P = blocks_P(s) + B * g1, U = blocks_P(r) + B * g1,
  *            F = ceil(B / fragment size): pack and unpack pipelined
- *   eager  = o_eager + 2 * (blocks_P(s) + B * g1)   (sender: s for both)
+ *   eager  = o_eager + 2 * (blocks_P(s) + B * g1) + B * cross
+ *            (sender: s for both)
+ *
+ * cross: per byte that one core writes into a ring or fragment and the
+ * other reads, a cache line moved between the cores every 64 bytes.
  *
  * All costs are nanoseconds.
  *
@@ -111,6 +115,7 @@ static struct {
     int mode;
     double o_direct, o_cico, o_staged, o_eager; /* per message */
     double g1, g2;     /* per byte: one agent; each of two agents at once */
+    double cross;      /* per byte through a ring or fragment between the cores */
     double frag;       /* per fragment of copy-in/copy-out */
     double stage;      /* per chunk of the staged path */
     double run_direct; /* per run of blocks the engine starts */
@@ -133,6 +138,7 @@ static struct {
     .o_eager = 2800.0,
     .g1 = 0.027,
     .g2 = 0.017,
+    .cross = 0.0,
     .frag = 4000.0,
     .stage = 560.0,
     .run_direct = 2.0,
@@ -226,6 +232,9 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
                           &model.g1);
     model_register_double(comp, "direct_model_g2",
                           "Model: ns per byte of each agent when two stream at once", &model.g2);
+    model_register_double(comp, "direct_model_cross",
+                          "Model: ns per byte that crosses between the cores through a fragment "
+                          "or the staging ring (copy-in/copy-out, staged, eager)", &model.cross);
     model_register_double(comp, "direct_model_frag",
                           "Model: ns per fragment of the copy-in/copy-out path", &model.frag);
     model_register_double(comp, "direct_model_stage",
@@ -421,12 +430,14 @@ static void model_predict_shapes(const opal_datatype_direct_shape_t *s,
     chunks = chunks < 1 ? 1 : chunks;
     ns[MCA_PML_OB1_DIRECT_PATH_STAGED] = model.o_staged + chunks * model.stage
                                          + model_pipeline(ds + bytes * model.g1,
-                                                          dr + bytes * model.g1, chunks);
+                                                          dr + bytes * model.g1, chunks)
+                                         + bytes * model.cross;
 
     frags = frag_bytes ? (double) (s->bytes / frag_bytes + (0 != s->bytes % frag_bytes)) : 1;
     frags = frags < 1 ? 1 : frags;
     ns[MCA_PML_OB1_DIRECT_PATH_CICO] = model.o_cico + frags * model.frag
-                                       + model_pipeline(model_pack(s), model_pack(r), frags);
+                                       + model_pipeline(model_pack(s), model_pack(r), frags)
+                                       + bytes * model.cross;
     lo[MCA_PML_OB1_DIRECT_PATH_CICO] = ns[MCA_PML_OB1_DIRECT_PATH_CICO];
     lo[MCA_PML_OB1_DIRECT_PATH_STAGED] = ns[MCA_PML_OB1_DIRECT_PATH_STAGED];
 }
@@ -731,7 +742,7 @@ bool mca_pml_ob1_direct_model_eager(const opal_datatype_direct_layout_t *sl)
     }
     opal_datatype_direct_layout_shape(sl, &s);
     model_predict_shapes(&s, &s, SIZE_MAX, ns, lo);
-    eager = model.o_eager + 2 * model_pack(&s);
+    eager = model.o_eager + 2 * model_pack(&s) + (double) s.bytes * model.cross;
     /* nothing corrects an eager send later (the receiver learns only among
      * the rendezvous paths): eager only when the direct path loses even if
      * no cache line crosses between the cores */
