@@ -43,7 +43,7 @@ def main():
               (16, 49152, 512)]
     index = dict(cal.vector_shape(12, 8192, 64), index_blocks=8192)  # an index list
     true = {"o_cico": 900.0, "frag": 3800.0, "o_staged": 400.0, "stage": 480.0, "far": 6.5,
-            "cross": 0.05, "o_direct": 1900.0, "g2": 0.1, "line": 3.0}
+            "cross": 0.05, "o_direct": 1900.0, "g2": 0.1, "line": 3.0, "index_direct": 7.0}
 
     def timed(path):
         pts = []
@@ -58,13 +58,13 @@ def main():
     tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
         "copy-in/copy-out and staged together: %s" % ", ".join(
             "%s %.4g" % kv for kv in sorted(got.items())))
-    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far"])
+    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far", "index_direct"])
     tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
-        "direct, four parameters: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
+        "direct, five parameters: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
     # a true per-line cost below 0: the fit must say 0, not go negative
     true["line"] = -0.01
-    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far"])
-    tap(got["line"] == 0.0 and all(got[k] > 0 for k in ("o_direct", "g2", "far")),
+    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far", "index_direct"])
+    tap(got["line"] == 0.0 and all(got[k] > 0 for k in ("o_direct", "g2", "far", "index_direct")),
         "a negative cost comes out 0: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
     lines = [cal.vector_shape(*s)["sparse_lines"] for s in
              ((8, 100, 128), (8, 100, 16), (64, 100, 128), (24, 1, 24))]

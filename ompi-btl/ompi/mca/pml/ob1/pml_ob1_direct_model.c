@@ -24,10 +24,12 @@
  *   blocks_P(x) = sum_c n_c(x) * block_pack[c] + index_pack * I(x) + far * M(x)
  *
  *   direct = o_direct + (blocks_D(s) + blocks_D(r)) / 2 + B * g2 / 2
- *            + line * (L(s) + L(r)) / 2
+ *            + line * (L(s) + L(r)) / 2 + index_direct * I(r) / 2
  *            (both sides copy, each half of the lines of the peer's buffer;
  *            one side alone when the message is one chunk: the receiver,
- *            blocks_D(s) + blocks_D(r) + B * g1 + line * L(s))
+ *            blocks_D(s) + blocks_D(r) + B * g1 + line * L(s)
+ *            + index_direct * I(r)).  Blocks of a receive index list
+ *            cost more: both agents write into lines of the same list.
  *   staged = o_staged + S * stage + max(Ps, Us) + min(Ps, Us) / S + B * cross
  *            with Ps = blocks_D(s) + B * g1, Us = blocks_D(r) + B * g1,
  *            S = staged chunks: each side on its own buffer, pipelined
@@ -120,6 +122,7 @@ static struct {
     double stage;      /* per chunk of the staged path */
     double run_direct; /* per run of blocks the engine starts */
     double line;       /* per cache line crossing between the cores (direct) */
+    double index_direct; /* per block of a receive index list (direct) */
     double far;        /* per sparse line that does not fit in `cache` (every path) */
     size_t cache;      /* bytes of lines that stay cached */
     double index_pack; /* per block of an index list, pack or unpack */
@@ -143,6 +146,7 @@ static struct {
     .stage = 560.0,
     .run_direct = 2.0,
     .line = 0.6,
+    .index_direct = 0.0,
     .far = 6.4,
     .cache = 0, /* set at registration: this core's L2 */
     .index_pack = 2.9,
@@ -242,6 +246,9 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
     model_register_double(comp, "direct_model_line",
                           "Model: ns per cache line the direct path moves between the cores",
                           &model.line);
+    model_register_double(comp, "direct_model_index_direct",
+                          "Model: direct path ns per block of an index list in the receive "
+                          "layout, besides its block-size class", &model.index_direct);
     model_register_double(comp, "direct_model_far",
                           "Model: ns per sparse cache line, on every path, of a layout whose "
                           "lines exceed pml_ob1_direct_model_cache", &model.far);
@@ -413,18 +420,21 @@ static void model_predict_shapes(const opal_datatype_direct_shape_t *s,
                                  double ns[MCA_PML_OB1_DIRECT_PATHS],
                                  double lo[MCA_PML_OB1_DIRECT_PATHS])
 {
-    double bytes = (double) s->bytes, ds, dr, frags, chunks, lines;
+    double bytes = (double) s->bytes, ds, dr, frags, chunks, lines, index;
 
     ds = model_blocks(s, model.block_direct, model.run_direct);
     dr = model_blocks(r, model.block_direct, model.run_direct);
     if (mca_pml_ob1_direct_chunk_count(s->bytes) > 1) {
         lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + (ds + dr) / 2 + bytes * model.g2 / 2;
         lines = (double) (s->sparse_lines + r->sparse_lines) / 2;
+        index = (double) r->index_blocks / 2;
     } else {
         lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + ds + dr + bytes * model.g1;
         lines = (double) s->sparse_lines;
+        index = (double) r->index_blocks;
     }
-    ns[MCA_PML_OB1_DIRECT_PATH_DIRECT] = lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] + model.line * lines;
+    ns[MCA_PML_OB1_DIRECT_PATH_DIRECT] = lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] + model.line * lines
+                                         + model.index_direct * index;
 
     chunks = (double) mca_pml_ob1_direct_stage_chunk_count(s->bytes);
     chunks = chunks < 1 ? 1 : chunks;
