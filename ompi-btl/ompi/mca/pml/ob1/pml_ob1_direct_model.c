@@ -132,22 +132,22 @@ static struct {
     double explore;   /* paths predicted below this times the cheapest measured cost are tried */
     unsigned recheck;
 } model = {
-    /* One pvas-calibrate run on an Intel Xeon (L2 2 MiB per core; see
-     * docs/cost-model.md); `make calibrate` measures the node. */
+    /* pvas-calibrate's measurements on an Intel Xeon (L2 2 MiB per core;
+     * see docs/cost-model.md); `make calibrate` measures the node. */
     .mode = MODEL_MODE_MODEL,
-    .o_direct = 1300.0,
-    .o_cico = 1000.0,
-    .o_staged = 300.0,
-    .o_eager = 2800.0,
+    .o_direct = 1400.0,
+    .o_cico = 3500.0,
+    .o_staged = 1700.0,
+    .o_eager = 2300.0,
     .g1 = 0.027,
-    .g2 = 0.017,
-    .cross = 0.0,
-    .frag = 4000.0,
-    .stage = 560.0,
+    .g2 = 0.018,
+    .cross = 0.065,
+    .frag = 120.0,
+    .stage = 230.0,
     .run_direct = 2.0,
-    .line = 0.6,
-    .index_direct = 0.0,
-    .far = 6.4,
+    .line = 0.72,
+    .index_direct = 8.7,
+    .far = 6.9,
     .cache = 0, /* set at registration: this core's L2 */
     .index_pack = 2.9,
     .block_direct_str = NULL,
