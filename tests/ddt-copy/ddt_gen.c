@@ -238,10 +238,13 @@ static void scatter_blocks(int n, const int *len, long *pos)
 /* An index list, the DDTBench SPECFEM3D/LAMMPS shape: indexed_block of n
  * blocks of b units at distinct, unsorted block slots of [0, g), and
  * sometimes two of them in a struct (LAMMPS: coordinates and a scalar
- * field of the same atoms, at their arrays' bases). */
+ * field of the same atoms, at their arrays' bases).  One list in five has
+ * longer blocks (4 to 20 units: the engine's inline copies of mid-sized
+ * blocks). */
 static MPI_Datatype index_list_one(void)
 {
-	int n = (int)ddt_rnd(2, 400), b = (int)ddt_rnd(1, 3), g = n * (int)ddt_rnd(1, 4);
+	int n = (int)ddt_rnd(2, 400), g = n * (int)ddt_rnd(1, 4);
+	int b = ddt_chance(20) ? (int)ddt_rnd(4, 20) : (int)ddt_rnd(1, 3);
 	int *slot = malloc(sizeof(int) * (size_t)g);
 	MPI_Datatype u, t;
 	if (!slot) {

@@ -39,7 +39,8 @@
  *    then the two block streams are merged:
  *      - same block length on both sides, both at a block start: a tight
  *        loop over min(blocks left) blocks with a fixed-size copy (4, 8,
- *        16, 32 bytes) or a small inline copy, or memcpy for large blocks;
+ *        16, 32 bytes) or a small inline copy (up to DDC_INLINE_MAX bytes),
+ *        or memcpy for large blocks;
  *      - one side's block spans several of the other's blocks: a tight
  *        scatter (or gather) loop between the contiguous part and the
  *        strided blocks (plain unpack / pack of that range);
@@ -762,6 +763,29 @@ static void ddc_seek(struct ddc_cursor *c, const opal_datatype_direct_layout_t *
         s += ss;                                                         \
     }
 
+/* Largest block copied inline instead of by a memcpy call: below this,
+ * libc's call and size dispatch cost more than the moves themselves. */
+#define DDC_INLINE_MAX 160
+
+/* One block of 16 < bl <= DDC_INLINE_MAX bytes: 32-byte steps, then the
+ * tail as one or two 16-byte moves, the last ending at the block's end
+ * (it may copy again bytes already copied; the blocks do not overlap). */
+static inline void ddc_copy_mid(intptr_t d, intptr_t s, size_t bl)
+{
+    size_t o = 0;
+
+    for (; o + 32 <= bl; o += 32) {
+        memcpy((void *) (d + o), (const void *) (s + o), 16);
+        memcpy((void *) (d + o + 16), (const void *) (s + o + 16), 16);
+    }
+    if (bl - o > 16) {
+        memcpy((void *) (d + o), (const void *) (s + o), 16);
+    }
+    if (o < bl) {
+        memcpy((void *) (d + bl - 16), (const void *) (s + bl - 16), 16);
+    }
+}
+
 static void ddc_copy_blocks(intptr_t d, ptrdiff_t ds, intptr_t s, ptrdiff_t ss, size_t bl,
                             size_t n)
 {
@@ -777,14 +801,18 @@ static void ddc_copy_blocks(intptr_t d, ptrdiff_t ds, intptr_t s, ptrdiff_t ss, 
     default:
         break;
     }
-    if (bl < 64) {
+    if (bl > 16 && bl <= DDC_INLINE_MAX) {
+        for (size_t k = 0; k < n; k++) {
+            ddc_copy_mid(d, s, bl);
+            d += ds;
+            s += ss;
+        }
+        return;
+    }
+    if (bl < 16) {
         for (size_t k = 0; k < n; k++) {
             size_t r = bl;
             intptr_t dd = d, sd = s;
-            while (r >= 16) {
-                memcpy((void *) dd, (const void *) sd, 16);
-                dd += 16, sd += 16, r -= 16;
-            }
             if (r >= 8) {
                 memcpy((void *) dd, (const void *) sd, 8);
                 dd += 8, sd += 8, r -= 8;
@@ -824,8 +852,16 @@ static void ddc_copy_blocks(intptr_t d, ptrdiff_t ds, intptr_t s, ptrdiff_t ss, 
     case 16: DDC_IDX(16, DK, SK); return;                                \
     case 24: DDC_IDX(24, DK, SK); return;                                \
     case 32: DDC_IDX(32, DK, SK); return;                                \
-    default: DDC_IDX(bl, DK, SK); return;                                \
-    }
+    default: break;                                                      \
+    }                                                                    \
+    if (bl > 16 && bl <= DDC_INLINE_MAX) {                               \
+        for (size_t k = 0; k < n; k++) {                                 \
+            ddc_copy_mid((DK), (SK), bl);                                \
+        }                                                                \
+        return;                                                          \
+    }                                                                    \
+    DDC_IDX(bl, DK, SK);                                                 \
+    return;
 
 static void ddc_copy_run(intptr_t d, ptrdiff_t ds, const ptrdiff_t *dd, intptr_t s, ptrdiff_t ss,
                          const ptrdiff_t *sd, size_t bl, size_t n)
