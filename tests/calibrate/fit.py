@@ -67,8 +67,9 @@ def main():
     tap(got["line"] == 0.0 and all(got[k] > 0 for k in ("o_direct", "g2", "far", "index_direct")),
         "a negative cost comes out 0: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
     lines = [cal.vector_shape(*s)["sparse_lines"] for s in
-             ((8, 100, 128), (8, 100, 16), (64, 100, 128), (24, 1, 24))]
-    tap(lines == [100, 0, 0, 1], "sparse lines as the engine's shape counts them: %s" % lines)
+             ((8, 100, 128), (8, 100, 16), (64, 100, 128), (24, 1, 24), (44, 100, 76),
+              (44, 100, 108))]
+    tap(lines == [100, 0, 0, 1, 0, 100], "sparse lines as the engine's shape counts them: %s" % lines)
     sh = cal.parse_shape("98304 8192 1 8192 8192 0 8192 0 0 0 0".split())
     tap(sh["index_blocks"] == 8192 and sh["classes"] == [0, 8192, 0, 0, 0, 0],
         "a pingpong shape parses: %s" % sh)

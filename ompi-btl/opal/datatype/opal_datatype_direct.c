@@ -552,15 +552,15 @@ static unsigned ddc_shape_class(size_t blen)
     return c;
 }
 
-/* Sparse cache lines of one visit of leaf n: a block under 64 bytes at
- * least a line from the next (or at a displacement of an index leaf) is a
- * line of its own, touched for a few bytes; denser or larger blocks
- * stream. */
+/* Sparse cache lines of one visit of leaf n: a block under 64 bytes with
+ * a line or more of gap before the next (or at a displacement of an index
+ * leaf) is a line of its own, touched for a few bytes; denser or larger
+ * blocks touch every line of their span in order, a stream. */
 static size_t ddc_shape_sparse_lines(const struct ddc_node *n)
 {
     size_t step = (size_t) (n->stride < 0 ? -n->stride : n->stride);
 
-    if (n->blen >= 64 || (DDC_INDEX != n->kind && n->count > 1 && step < 64)) {
+    if (n->blen >= 64 || (DDC_INDEX != n->kind && n->count > 1 && step < n->blen + 64)) {
         return 0;
     }
     return n->count;

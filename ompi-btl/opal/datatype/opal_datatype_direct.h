@@ -91,8 +91,9 @@ typedef struct opal_datatype_direct_shape_t {
     size_t bytes;  /**< packed bytes */
     size_t blocks; /**< contiguous blocks */
     size_t runs;   /**< runs of blocks (leaf visits) the copy loops start */
-    size_t sparse_lines; /**< cache lines of blocks under 64 bytes that lie a line or more
-                              apart: one miss each, which no prefetcher streams */
+    size_t sparse_lines; /**< cache lines of blocks under 64 bytes with a line or more of
+                              gap to the next: one miss each, which no prefetcher
+                              streams */
     size_t index_blocks; /**< blocks of index lists (no stride describes them) */
     size_t blocks_by_class[OPAL_DATATYPE_DIRECT_CLASSES];
 } opal_datatype_direct_shape_t;
