@@ -73,16 +73,34 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
+/* t committed, after its constructor `what` returned rc. */
+static MPI_Datatype committed(int rc, MPI_Datatype t, const char *what)
+{
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Type_commit(&t);
+	if (rc != MPI_SUCCESS)
+		die(what, rc);
+	return t;
+}
+
 static MPI_Datatype vector_type(int blen, int count, int stride)
 {
 	MPI_Datatype t;
 	int rc = MPI_Type_vector(count, blen, stride, MPI_BYTE, &t);
 
-	if (rc == MPI_SUCCESS)
-		rc = MPI_Type_commit(&t);
-	if (rc != MPI_SUCCESS)
-		die("MPI_Type_vector", rc);
-	return t;
+	return committed(rc, t, "MPI_Type_vector");
+}
+
+/* The engine's shape of (type, 1). */
+static void type_shape(MPI_Datatype type, opal_datatype_direct_shape_t *shape)
+{
+	opal_datatype_direct_layout_t *l;
+	int rc = opal_datatype_direct_layout_create((const opal_datatype_t *)type, 1, &l);
+
+	if (rc != OPAL_SUCCESS)
+		die("opal_datatype_direct_layout_create", rc);
+	opal_datatype_direct_layout_shape(l, shape);
+	opal_datatype_direct_layout_release(l);
 }
 
 /* ---- one process ---------------------------------------------------------- */
@@ -166,7 +184,6 @@ static void index_cost(void)
 	unsigned char *buf = calloc(COUNT + 1, 72), *out = malloc(BLEN * COUNT);
 	double *t = malloc(sizeof(double) * (size_t)reps);
 	MPI_Datatype idx, vec;
-	opal_datatype_direct_layout_t *l;
 	opal_datatype_direct_shape_t shape;
 	int rc;
 
@@ -177,16 +194,9 @@ static void index_cost(void)
 		blens[i] = BLEN;
 	}
 	rc = MPI_Type_create_hindexed(COUNT, blens, disp, MPI_BYTE, &idx);
-	if (rc == MPI_SUCCESS)
-		rc = MPI_Type_commit(&idx);
-	if (rc != MPI_SUCCESS)
-		die("MPI_Type_create_hindexed", rc);
+	idx = committed(rc, idx, "MPI_Type_create_hindexed");
 	vec = vector_type(BLEN, COUNT, 68);
-	rc = opal_datatype_direct_layout_create((const opal_datatype_t *)idx, 1, &l);
-	if (rc != OPAL_SUCCESS)
-		die("opal_datatype_direct_layout_create", rc);
-	opal_datatype_direct_layout_shape(l, &shape);
-	opal_datatype_direct_layout_release(l);
+	type_shape(idx, &shape);
 	printf("index %.4f %zu\n",
 	       (pack_ns(buf, idx, out, BLEN * COUNT, t) - pack_ns(buf, vec, out, BLEN * COUNT, t)) /
 		       COUNT,
@@ -265,25 +275,16 @@ static MPI_Datatype index_type(int blen, int count, int spread)
 		disp[j] = d;
 	}
 	rc = MPI_Type_create_indexed_block(count, blen, disp, MPI_BYTE, &t);
-	if (rc == MPI_SUCCESS)
-		rc = MPI_Type_commit(&t);
-	if (rc != MPI_SUCCESS)
-		die("MPI_Type_create_indexed_block", rc);
 	free(disp);
-	return t;
+	return committed(rc, t, "MPI_Type_create_indexed_block");
 }
 
 /* The engine's shape of (type, 1): the SHAPE fields of a pp line. */
 static void print_shape(MPI_Datatype type)
 {
-	opal_datatype_direct_layout_t *l;
 	opal_datatype_direct_shape_t s;
-	int rc = opal_datatype_direct_layout_create((const opal_datatype_t *)type, 1, &l);
 
-	if (rc != OPAL_SUCCESS)
-		die("opal_datatype_direct_layout_create", rc);
-	opal_datatype_direct_layout_shape(l, &s);
-	opal_datatype_direct_layout_release(l);
+	type_shape(type, &s);
 	printf(" %zu %zu %zu %zu %zu", s.bytes, s.blocks, s.runs, s.sparse_lines, s.index_blocks);
 	for (int c = 0; c < CLASSES; c++)
 		printf(" %zu", s.blocks_by_class[c]);
