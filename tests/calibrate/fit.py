@@ -5,8 +5,8 @@
 own model terms must give those parameters back; a parameter that would
 have to be negative must come out 0 with the others still fitting; the
 sparse-line count must follow opal_datatype_direct_layout_shape (blocks
-under 64 bytes a line or more apart, none for larger blocks); the
-pingpong's shape fields must parse."""
+under 64 bytes with a line or more of gap to the next, none for larger
+blocks); the pingpong's shape fields must parse."""
 import importlib.machinery
 import importlib.util
 import os
