@@ -566,6 +566,78 @@ static size_t ddc_shape_sparse_lines(const struct ddc_node *n)
     return n->count;
 }
 
+/* Unit (1 << shift bytes) of byte address a, rounded down (negative too). */
+static inline ptrdiff_t ddc_unit(ptrdiff_t a, unsigned shift)
+{
+    return a >= 0 ? a >> shift : -((-a + ((ptrdiff_t) 1 << shift) - 1) >> shift);
+}
+
+/* Units (cache lines or pages: 1 << shift bytes) of index leaf n's blocks,
+ * at their displacements (absolute under MPI_BOTTOM; else relative to the
+ * buffer, as if it were aligned).  With split = 0: returns the distinct
+ * units of all blocks.  Else returns those of blocks [0, split), and sets
+ * *shared to how many of them blocks [split, count) touch too.  One bitmap
+ * over the units of the list's span, a power of two of them; a span wider
+ * than DDC_UNITS_MAX units folds onto it (a list over arrays far apart then
+ * counts a unit twice only where two arrays land on the same bits).
+ * Returns 0 when the bitmap cannot be allocated: only a cost model's
+ * estimate is lost. */
+#define DDC_UNITS_MAX ((size_t) 1 << 18)
+
+static size_t ddc_shape_units(const opal_datatype_direct_layout_t *l, const struct ddc_node *n,
+                              unsigned shift, size_t split, size_t *shared)
+{
+    const ptrdiff_t *dp = l->dv + n->stride;
+    ptrdiff_t lo = PTRDIFF_MAX, hi = PTRDIFF_MIN, last = (ptrdiff_t) n->blen - 1;
+    size_t span, nbits, count = 0, first = 0 == split || split > n->count ? n->count : split;
+    uint64_t *bits;
+
+    *shared = 0;
+    for (size_t k = 0; k < n->count; k++) {
+        lo = dp[k] < lo ? dp[k] : lo;
+        hi = dp[k] > hi ? dp[k] : hi;
+    }
+    if (0 == n->count) {
+        return 0;
+    }
+    lo = ddc_unit(lo, shift);
+    span = (size_t) (ddc_unit(hi + last, shift) - lo) + 1;
+    for (nbits = 64; nbits < span && nbits < DDC_UNITS_MAX; nbits *= 2) {
+    }
+    bits = calloc(nbits / 64, sizeof(uint64_t));
+    if (NULL == bits) {
+        return 0;
+    }
+    for (size_t k = 0; k < first; k++) {
+        for (ptrdiff_t u = ddc_unit(dp[k], shift), e = ddc_unit(dp[k] + last, shift); u <= e; u++) {
+            size_t bit = (size_t) (u - lo) & (nbits - 1);
+
+            count += !((bits[bit / 64] >> (bit % 64)) & 1);
+            bits[bit / 64] |= (uint64_t) 1 << (bit % 64);
+        }
+    }
+    for (size_t k = first; k < n->count; k++) {
+        for (ptrdiff_t u = ddc_unit(dp[k], shift), e = ddc_unit(dp[k] + last, shift); u <= e; u++) {
+            size_t bit = (size_t) (u - lo) & (nbits - 1);
+
+            /* a unit of the first part found: count it, clear it (once) */
+            *shared += (bits[bit / 64] >> (bit % 64)) & 1;
+            bits[bit / 64] &= ~((uint64_t) 1 << (bit % 64));
+        }
+    }
+    free(bits);
+    return count;
+}
+
+/* Pages (4 KiB) that index leaf n's blocks touch. */
+static size_t ddc_shape_index_pages(const opal_datatype_direct_layout_t *l,
+                                    const struct ddc_node *n)
+{
+    size_t none;
+
+    return ddc_shape_units(l, n, 12, 0, &none);
+}
+
 /* Nodes [i, end) of l, each visited mult times. */
 static void ddc_shape_walk(const opal_datatype_direct_layout_t *l, uint32_t i, uint32_t end,
                            size_t mult, opal_datatype_direct_shape_t *shape)
@@ -582,9 +654,45 @@ static void ddc_shape_walk(const opal_datatype_direct_layout_t *l, uint32_t i, u
         shape->blocks += mult * n->count;
         shape->blocks_by_class[ddc_shape_class(n->blen)] += mult * n->count;
         shape->sparse_lines += mult * ddc_shape_sparse_lines(n);
-        shape->index_blocks += DDC_INDEX == n->kind ? mult * n->count : 0;
+        if (DDC_INDEX == n->kind) {
+            shape->index_blocks += mult * n->count;
+            shape->index_pages += mult * ddc_shape_index_pages(l, n);
+        }
         i++;
     }
+}
+
+/* Lines holding bytes of both halves of the packed stream, in the index
+ * leaf where its half falls (0 when a strided leaf holds the half: its
+ * halves share at most a line).  The copy's two agents each take about a
+ * half: both write those lines. */
+static size_t ddc_shape_shared_lines(const opal_datatype_direct_layout_t *l)
+{
+    size_t pos = l->size / 2, shared;
+    uint32_t i = 0, end = l->nnodes;
+    const struct ddc_node *n = NULL;
+
+    while (i < end) { /* find the leaf at pos, as ddc_seek does */
+        n = &l->nodes[i];
+        if (pos >= n->size) {
+            pos -= n->size;
+            i += DDC_LOOP == n->kind ? 1 + n->items : 1;
+            n = NULL;
+            continue;
+        }
+        if (DDC_LOOP != n->kind) {
+            break;
+        }
+        pos %= n->blen;
+        end = i + 1 + n->items;
+        i++;
+    }
+    if (NULL == n || DDC_INDEX != n->kind || 0 == n->blen) {
+        return 0;
+    }
+    /* the block at pos belongs to the first half when it starts before pos */
+    (void) ddc_shape_units(l, n, 6, pos / n->blen + (0 != pos % n->blen), &shared);
+    return shared;
 }
 
 void opal_datatype_direct_layout_shape(const opal_datatype_direct_layout_t *layout,
@@ -593,6 +701,7 @@ void opal_datatype_direct_layout_shape(const opal_datatype_direct_layout_t *layo
     memset(shape, 0, sizeof(*shape));
     shape->bytes = layout->size;
     ddc_shape_walk(layout, 0, layout->nnodes, 1, shape);
+    shape->index_shared_lines = ddc_shape_shared_lines(layout);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -95,10 +95,16 @@ typedef struct opal_datatype_direct_shape_t {
                               gap to the next: one miss each, which no prefetcher
                               streams */
     size_t index_blocks; /**< blocks of index lists (no stride describes them) */
+    size_t index_shared_lines; /**< cache lines of the index list where the packed stream's
+                                    half falls that hold bytes of both halves (when two
+                                    agents each copy a half, lines that both write) */
+    size_t index_pages; /**< 4-KiB pages the index lists touch (a list over several
+                             arrays far apart may count a few twice) */
     size_t blocks_by_class[OPAL_DATATYPE_DIRECT_CLASSES];
 } opal_datatype_direct_shape_t;
 
-/** The shape of a layout (O(nodes), no allocation). */
+/** The shape of a layout: O(nodes), and O(blocks) of its index lists (a
+ *  bitmap of at most 32 KiB over their pages or lines, freed on return). */
 OPAL_DECLSPEC void opal_datatype_direct_layout_shape(const opal_datatype_direct_layout_t *layout,
                                                      opal_datatype_direct_shape_t *shape);
 
