@@ -20,8 +20,8 @@
  *                        or index, in random order over COUNT slots of
  *                        STRIDE bytes; SHAPE the engine's shape of the type
  *                        (opal_datatype_direct_shape_t): bytes blocks runs
- *                        sparse_lines index_blocks and the blocks of each
- *                        class
+ *                        sparse_lines index_blocks index_shared_lines
+ *                        index_pages and the blocks of each class
  *
  * Every timing is the median of --reps repetitions (default 31).
  */
@@ -285,7 +285,8 @@ static void print_shape(MPI_Datatype type)
 	opal_datatype_direct_shape_t s;
 
 	type_shape(type, &s);
-	printf(" %zu %zu %zu %zu %zu", s.bytes, s.blocks, s.runs, s.sparse_lines, s.index_blocks);
+	printf(" %zu %zu %zu %zu %zu %zu %zu", s.bytes, s.blocks, s.runs, s.sparse_lines,
+	       s.index_blocks, s.index_shared_lines, s.index_pages);
 	for (int c = 0; c < CLASSES; c++)
 		printf(" %zu", s.blocks_by_class[c]);
 	printf("\n");

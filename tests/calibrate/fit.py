@@ -36,18 +36,22 @@ def load():
 def main():
     cal = load()
     p = {"block_direct": [0.3, 0.5, 4, 9, 25, 50], "block_pack": [2.5, 2, 4, 9, 25, 50],
-         "run_direct": 2.0, "g1": 0.03, "index_pack": 3.0, "frag_bytes": 65536, "cache": 2 << 20}
+         "run_direct": 2.0, "g1": 0.03, "index_pack": 3.0, "frag_bytes": 65536, "cache": 2 << 20,
+         "tlb": 8 << 20}
     shapes = [(8, 512, 16), (8, 8192, 16), (64, 2048, 128), (512, 256, 1024), (4096, 64, 8192),
               (8, 2048, 128), (12, 8192, 128), (24, 4096, 256), (256, 512, 512),
               (1024, 16, 2048), (16384, 64, 32768), (8, 4096, 4096), (8, 65536, 256),
               (16, 49152, 512)]
-    index = dict(cal.vector_shape(12, 8192, 64), index_blocks=8192)  # an index list
+    # index lists: one chunk (the receiver alone), and two halves that share lines
+    index = [dict(cal.vector_shape(8, 512, 64), index_blocks=512),
+             dict(cal.vector_shape(4, 2048, 32), index_blocks=2048, index_shared_lines=512)]
     true = {"o_cico": 900.0, "frag": 3800.0, "o_staged": 400.0, "stage": 480.0, "far": 6.5,
-            "cross": 0.05, "o_direct": 1900.0, "g2": 0.1, "line": 3.0, "index_direct": 7.0}
+            "cross": 0.05, "o_direct": 1900.0, "g2": 0.1, "line": 3.0, "index_direct": 7.0,
+            "index_shared": 30.0}
 
     def timed(path):
         pts = []
-        for sh in [cal.vector_shape(*s) for s in shapes] + [index]:
+        for sh in [cal.vector_shape(*s) for s in shapes] + index:
             x = cal.shape_terms(p, sh)[path]
             pts.append((x, x.get("1", 0.0) + sum(true.get(k, 0.0) * v for k, v in x.items()
                                                   if k != "1")))
@@ -58,20 +62,24 @@ def main():
     tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
         "copy-in/copy-out and staged together: %s" % ", ".join(
             "%s %.4g" % kv for kv in sorted(got.items())))
-    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far", "index_direct"])
+    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far", "index_direct",
+                                    "index_shared"])
     tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
-        "direct, five parameters: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
+        "direct, six parameters: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
     # a true per-line cost below 0: the fit must say 0, not go negative
     true["line"] = -0.01
-    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far", "index_direct"])
-    tap(got["line"] == 0.0 and all(got[k] > 0 for k in ("o_direct", "g2", "far", "index_direct")),
+    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far", "index_direct",
+                                    "index_shared"])
+    tap(got["line"] == 0.0 and all(got[k] > 0 for k in ("o_direct", "g2", "far", "index_direct",
+                                                        "index_shared")),
         "a negative cost comes out 0: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
     lines = [cal.vector_shape(*s)["sparse_lines"] for s in
              ((8, 100, 128), (8, 100, 16), (64, 100, 128), (24, 1, 24), (44, 100, 76),
               (44, 100, 108))]
     tap(lines == [100, 0, 0, 1, 0, 100], "sparse lines as the engine's shape counts them: %s" % lines)
-    sh = cal.parse_shape("98304 8192 1 8192 8192 0 8192 0 0 0 0".split())
-    tap(sh["index_blocks"] == 8192 and sh["classes"] == [0, 8192, 0, 0, 0, 0],
+    sh = cal.parse_shape("98304 8192 1 8192 8192 17 128 0 8192 0 0 0 0".split())
+    tap(sh["index_blocks"] == 8192 and sh["index_shared_lines"] == 17
+        and sh["index_pages"] == 128 and sh["classes"] == [0, 8192, 0, 0, 0, 0],
         "a pingpong shape parses: %s" % sh)
     try:
         cal.parse_shape("1 2 3".split())

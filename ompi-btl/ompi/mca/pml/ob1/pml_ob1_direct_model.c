@@ -24,12 +24,17 @@
  *   blocks_P(x) = sum_c n_c(x) * block_pack[c] + index_pack * I(x) + far * M(x)
  *
  *   direct = o_direct + (blocks_D(s) + blocks_D(r)) / 2 + B * g2 / 2
- *            + line * (L(s) + L(r)) / 2 + index_direct * I(r) / 2
+ *            + line * (L(s) + L(r)) / 2 + index_shared * X(r)
+ *            + far * (P(s) + P(r)) / 2
  *            (both sides copy, each half of the lines of the peer's buffer;
- *            one side alone when the message is one chunk: the receiver,
- *            blocks_D(s) + blocks_D(r) + B * g1 + line * L(s)
- *            + index_direct * I(r)).  Blocks of a receive index list
- *            cost more: both agents write into lines of the same list.
+ *            X(r): lines of r's index list that hold bytes of both halves,
+ *            which both agents write; P(x) = I(x) when x's index lists touch
+ *            pages of more than `tlb` bytes: each agent walks the pages of both
+ *            layouts, a page walk per block; one side alone when the
+ *            message is one chunk: the receiver, blocks_D(s) + blocks_D(r)
+ *            + B * g1 + line * L(s) + index_direct * I(r) + far * (P(s)
+ *            + P(r)), every block of a receive index list a line the peer
+ *            last held).
  *   staged = o_staged + S * stage + max(Ps, Us) + min(Ps, Us) / S + B * cross
  *            with Ps = blocks_D(s) + B * g1, Us = blocks_D(r) + B * g1,
  *            S = staged chunks: each side on its own buffer, pipelined
@@ -122,9 +127,11 @@ static struct {
     double stage;      /* per chunk of the staged path */
     double run_direct; /* per run of blocks the engine starts */
     double line;       /* per cache line crossing between the cores (direct) */
-    double index_direct; /* per block of a receive index list (direct) */
+    double index_direct; /* per block of a receive index list (direct, one agent) */
+    double index_shared; /* per line of a receive index list both agents write (direct) */
     double far;        /* per sparse line that does not fit in `cache` (every path) */
     size_t cache;      /* bytes of lines that stay cached */
+    size_t tlb;        /* bytes of pages the TLB covers */
     double index_pack; /* per block of an index list, pack or unpack */
     char *block_direct_str, *block_pack_str;
     double block_direct[OPAL_DATATYPE_DIRECT_CLASSES], block_pack[OPAL_DATATYPE_DIRECT_CLASSES];
@@ -147,8 +154,10 @@ static struct {
     .run_direct = 2.0,
     .line = 0.72,
     .index_direct = 8.7,
+    .index_shared = 27.0,
     .far = 6.9,
     .cache = 0, /* set at registration: this core's L2 */
+    .tlb = (size_t) 8 << 20, /* 2048 4-KiB pages: the second-level TLB of both CPU kinds */
     .index_pack = 2.9,
     .block_direct_str = NULL,
     .block_pack_str = NULL,
@@ -248,7 +257,12 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
                           &model.line);
     model_register_double(comp, "direct_model_index_direct",
                           "Model: direct path ns per block of an index list in the receive "
-                          "layout, besides its block-size class", &model.index_direct);
+                          "layout when the receiver copies alone, besides its block-size class",
+                          &model.index_direct);
+    model_register_double(comp, "direct_model_index_shared",
+                          "Model: direct path ns per cache line of a receive index list that "
+                          "both agents write (it holds bytes of both halves)",
+                          &model.index_shared);
     model_register_double(comp, "direct_model_far",
                           "Model: ns per sparse cache line, on every path, of a layout whose "
                           "lines exceed pml_ob1_direct_model_cache", &model.far);
@@ -257,6 +271,10 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
                                     "Model: bytes of cache lines that stay cached between "
                                     "messages (default: this core's L2)",
                                     MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &model.cache);
+    mca_pml_ob1_direct_register_var(comp, "direct_model_tlb",
+                                    "Model: bytes of pages the TLB covers; the direct path pays "
+                                    "`far` per block of index lists whose pages cover more",
+                                    MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &model.tlb);
     model_register_double(comp, "direct_model_index_pack",
                           "Model: pack (or unpack) ns per block of an index list, besides its "
                           "block-size class", &model.index_pack);
@@ -405,6 +423,14 @@ static double model_pack(const opal_datatype_direct_shape_t *x)
            + (double) x->bytes * model.g1;
 }
 
+/* P(x): the blocks of x's index lists when their pages are more than the
+ * TLB covers (one page walk each where the copy walks x and another layout). */
+static double model_paged(const opal_datatype_direct_shape_t *x)
+{
+    return (double) x->index_pages * 4096.0 > (double) model.tlb ? (double) x->index_blocks
+                                                                  : 0.0;
+}
+
 /* Two sides pipelined over n pieces: the slower side, plus the faster
  * side's first piece. */
 static double model_pipeline(double a, double b, double n)
@@ -425,16 +451,18 @@ static void model_predict_shapes(const opal_datatype_direct_shape_t *s,
     ds = model_blocks(s, model.block_direct, model.run_direct);
     dr = model_blocks(r, model.block_direct, model.run_direct);
     if (mca_pml_ob1_direct_chunk_count(s->bytes) > 1) {
-        lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + (ds + dr) / 2 + bytes * model.g2 / 2;
+        lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + (ds + dr) / 2 + bytes * model.g2 / 2
+                                             + model.far * (model_paged(s) + model_paged(r)) / 2;
         lines = (double) (s->sparse_lines + r->sparse_lines) / 2;
-        index = (double) r->index_blocks / 2;
+        index = model.index_shared * (double) r->index_shared_lines;
     } else {
-        lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + ds + dr + bytes * model.g1;
+        lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + ds + dr + bytes * model.g1
+                                             + model.far * (model_paged(s) + model_paged(r));
         lines = (double) s->sparse_lines;
-        index = (double) r->index_blocks;
+        index = model.index_direct * (double) r->index_blocks;
     }
     ns[MCA_PML_OB1_DIRECT_PATH_DIRECT] = lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] + model.line * lines
-                                         + model.index_direct * index;
+                                         + index;
 
     chunks = (double) mca_pml_ob1_direct_stage_chunk_count(s->bytes);
     chunks = chunks < 1 ? 1 : chunks;
