@@ -46,59 +46,55 @@ static void check(const char *name, MPI_Datatype type, size_t index_blocks, size
 	}
 }
 
-/* An index list of n blocks of blen bytes at disp[] (bytes). */
-static MPI_Datatype index_type(int n, int blen, const MPI_Aint *disp)
-{
-	MPI_Datatype t;
-
-	MPI_Type_create_hindexed_block(n, blen, disp, MPI_BYTE, &t);
-	MPI_Type_commit(&t);
-	return t;
-}
+/* Index lists of 4-byte or 8-byte blocks (hindexed_block over MPI_BYTE) and
+ * their counts, worked out by hand: lines of 64 bytes, pages of 4096; the
+ * packed stream's half falls after half the blocks, or inside one. */
+static const struct {
+	const char *name;
+	int n, blen;
+	MPI_Aint disp[4];
+	size_t shared, pages;
+} lists[] = {
+    /* halves {0, 200} and {8, 232}: lines 0 and 3 are in both */
+    {"halves meeting in two lines", 4, 4, {0, 200, 8, 232}, 2, 1},
+    /* halves {0, 200} and {8, 20}: line 0 is hit twice, counts once */
+    {"a line the second half hits twice counts once", 4, 4, {0, 200, 8, 20}, 1, 1},
+    /* halves {0, 136} and {256, 392}: no line in both */
+    {"halves in lines of their own", 4, 4, {0, 136, 256, 392}, 0, 1},
+    /* 24 bytes, the half at byte 12 inside the second block (at 100, line
+     * 1): it counts in the first half; the third (at 64, line 1) in the
+     * second */
+    {"a block across the half counts in the first half", 3, 8, {0, 100, 64}, 1, 1},
+    /* a block across a line boundary (60..67) in the first half, one at
+     * 68 in the second: line 1 shared */
+    {"a block across a line boundary marks both lines", 4, 8, {60, 300, 68, 500}, 1, 1},
+    /* pages 0, 1, 2 and 3 (a block across), 24 */
+    {"pages: one each, two for a block across a page boundary",
+     4,
+     8,
+     {0, 4096, 12282, 100000},
+     0,
+     5},
+};
 
 int main(int argc, char **argv)
 {
-	/* halves {0, 200} and {8, 232}: lines 0 and 3 are in both */
-	static const MPI_Aint mixed[] = {0, 200, 8, 232};
-	/* halves {0, 136} and {256, 392}: no line in both */
-	static const MPI_Aint apart[] = {0, 136, 256, 392};
-	/* 24 bytes, the half at byte 12 inside the second block (at 100, line
-	 * 1): it counts in the first half; the third (at 64, line 1) in the
-	 * second: one shared line */
-	static const MPI_Aint straddle[] = {0, 100, 64};
-	/* a block across a line boundary (60..67) in the first half, one at
-	 * 68 in the second: line 1 shared */
-	static const MPI_Aint across[] = {60, 300, 68, 500};
-	/* halves {0, 200} and {8, 20}: line 0 is hit twice, counts once */
-	static const MPI_Aint twice[] = {0, 200, 8, 20};
-	/* pages 0, 1, 2 and 3 (a block across), 24 */
-	static const MPI_Aint paged[] = {0, 4096, 12282, 100000};
-	MPI_Datatype t, v;
+	int nlists = (int)(sizeof(lists) / sizeof(lists[0]));
+	MPI_Datatype t;
 
 	MPI_Init(&argc, &argv);
-	printf("TAP version 13\n1..7\n");
-	t = index_type(4, 4, mixed);
-	check("halves meeting in two lines", t, 4, 2, 1);
+	printf("TAP version 13\n1..%d\n", nlists + 1);
+	for (int i = 0; i < nlists; i++) {
+		MPI_Type_create_hindexed_block(lists[i].n, lists[i].blen, lists[i].disp, MPI_BYTE,
+					       &t);
+		MPI_Type_commit(&t);
+		check(lists[i].name, t, (size_t)lists[i].n, lists[i].shared, lists[i].pages);
+		MPI_Type_free(&t);
+	}
+	MPI_Type_vector(64, 4, 16, MPI_BYTE, &t);
+	MPI_Type_commit(&t);
+	check("a vector has no index list", t, 0, 0, 0);
 	MPI_Type_free(&t);
-	t = index_type(4, 4, twice);
-	check("a line the second half hits twice counts once", t, 4, 1, 1);
-	MPI_Type_free(&t);
-	t = index_type(4, 4, apart);
-	check("halves in lines of their own", t, 4, 0, 1);
-	MPI_Type_free(&t);
-	t = index_type(3, 8, straddle);
-	check("a block across the half counts in the first half", t, 3, 1, 1);
-	MPI_Type_free(&t);
-	t = index_type(4, 8, across);
-	check("a block across a line boundary marks both lines", t, 4, 1, 1);
-	MPI_Type_free(&t);
-	t = index_type(4, 8, paged);
-	check("pages: one each, two for a block across a page boundary", t, 4, 0, 5);
-	MPI_Type_free(&t);
-	MPI_Type_vector(64, 4, 16, MPI_BYTE, &v);
-	MPI_Type_commit(&v);
-	check("a vector has no index list", v, 0, 0, 0);
-	MPI_Type_free(&v);
 	MPI_Finalize();
 	return nfailed ? 1 : 0;
 }
