@@ -593,12 +593,12 @@ static size_t ddc_shape_units(const opal_datatype_direct_layout_t *l, const stru
     uint64_t *bits;
 
     *shared = 0;
+    if (0 == n->count) {
+        return 0;
+    }
     for (size_t k = 0; k < n->count; k++) {
         lo = dp[k] < lo ? dp[k] : lo;
         hi = dp[k] > hi ? dp[k] : hi;
-    }
-    if (0 == n->count) {
-        return 0;
     }
     lo = ddc_unit(lo, shift);
     span = (size_t) (ddc_unit(hi + last, shift) - lo) + 1;
@@ -660,48 +660,6 @@ static void ddc_shape_walk(const opal_datatype_direct_layout_t *l, uint32_t i, u
         }
         i++;
     }
-}
-
-/* Lines holding bytes of both halves of the packed stream, in the index
- * leaf where its half falls (0 when a strided leaf holds the half: its
- * halves share at most a line).  The copy's two agents each take about a
- * half: both write those lines. */
-static size_t ddc_shape_shared_lines(const opal_datatype_direct_layout_t *l)
-{
-    size_t pos = l->size / 2, shared;
-    uint32_t i = 0, end = l->nnodes;
-    const struct ddc_node *n = NULL;
-
-    while (i < end) { /* find the leaf at pos, as ddc_seek does */
-        n = &l->nodes[i];
-        if (pos >= n->size) {
-            pos -= n->size;
-            i += DDC_LOOP == n->kind ? 1 + n->items : 1;
-            n = NULL;
-            continue;
-        }
-        if (DDC_LOOP != n->kind) {
-            break;
-        }
-        pos %= n->blen;
-        end = i + 1 + n->items;
-        i++;
-    }
-    if (NULL == n || DDC_INDEX != n->kind || 0 == n->blen) {
-        return 0;
-    }
-    /* the block at pos belongs to the first half when it starts before pos */
-    (void) ddc_shape_units(l, n, 6, pos / n->blen + (0 != pos % n->blen), &shared);
-    return shared;
-}
-
-void opal_datatype_direct_layout_shape(const opal_datatype_direct_layout_t *layout,
-                                       opal_datatype_direct_shape_t *shape)
-{
-    memset(shape, 0, sizeof(*shape));
-    shape->bytes = layout->size;
-    ddc_shape_walk(layout, 0, layout->nnodes, 1, shape);
-    shape->index_shared_lines = ddc_shape_shared_lines(layout);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -862,6 +820,44 @@ static void ddc_seek(struct ddc_cursor *c, const opal_datatype_direct_layout_t *
         }
     }
     c->left = 0; /* pos beyond the end: not reached by the callers */
+}
+
+/* Lines holding bytes of both halves of the packed stream, in the index
+ * leaf where its half falls (0 when a strided leaf holds the half: its
+ * halves share at most a line).  The copy's two agents each take about a
+ * half: both write those lines. */
+static size_t ddc_shape_shared_lines(const opal_datatype_direct_layout_t *l)
+{
+    struct ddc_frame f_inline[16], *fr = f_inline;
+    struct ddc_cursor c;
+    size_t shared = 0;
+
+    if (0 == l->size) {
+        return 0;
+    }
+    if (l->depth + 1 > 16 && NULL == (fr = malloc((l->depth + 1) * sizeof(*fr)))) {
+        return 0; /* only a cost model's estimate is lost */
+    }
+    ddc_seek(&c, l, fr, NULL, l->size / 2);
+    if (NULL != c.dp) {
+        const struct ddc_node *n = &l->nodes[c.leaf];
+
+        /* the block at the half belongs to the first half when it starts before it */
+        (void) ddc_shape_units(l, n, 6, n->count - c.left + (0 != c.off), &shared);
+    }
+    if (fr != f_inline) {
+        free(fr);
+    }
+    return shared;
+}
+
+void opal_datatype_direct_layout_shape(const opal_datatype_direct_layout_t *layout,
+                                       opal_datatype_direct_shape_t *shape)
+{
+    memset(shape, 0, sizeof(*shape));
+    shape->bytes = layout->size;
+    ddc_shape_walk(layout, 0, layout->nnodes, 1, shape);
+    shape->index_shared_lines = ddc_shape_shared_lines(layout);
 }
 
 /* Copy n blocks of bl bytes: dst += ds, src += ss after each. */
