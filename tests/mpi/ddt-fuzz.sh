@@ -20,7 +20,10 @@
 # others by process (the lower-ranked one from the front, either way).
 # The direct configurations force the direct path (pml_ob1_direct_model
 # direct); one forces the staged path (the sender packs into a ring of 1 KiB
-# chunks that wraps around, the receiver unpacks); two more leave the choice
+# chunks that wraps around, the receiver unpacks); one sends every standard
+# or ready-mode message that fits the eager limit eagerly, packed by the
+# engine (and the receivers unpack every eager message with the engine,
+# in every pvas configuration); two more leave the choice
 # to ob1's cost model: one forces copy-in/copy-out for every direct RNDV
 # (the receiver declines each one), one lets the model choose with its
 # online correction always measuring every path (each case transferred 12
@@ -98,6 +101,7 @@ CONFIGS=(
 	"pvas-direct-two-frags-mt:pvas:--mca pml_ob1_direct_model direct --mca pml_ob1_direct_chunk_affinity 0 $TWO_FRAGS:--thread-multiple"
 	"pvas-model-cico:pvas:--mca pml_ob1_direct_model cico --mca pml_ob1_direct_min_size 0"
 	"pvas-staged:pvas:--mca pml_ob1_direct_model staged --mca pml_ob1_direct_min_size 0 --mca pml_ob1_direct_stage_chunk_size 1024"
+	"pvas-eager:pvas:--mca pml_ob1_direct_model eager --mca pml_ob1_direct_min_size 0"
 	"pvas-model-learn:pvas:--mca pml_ob1_direct_model model --mca pml_ob1_direct_model_explore 0 --mca pml_ob1_direct_model_recheck 2 --mca pml_ob1_direct_min_size 0:--repeat 12"
 )
 
@@ -168,13 +172,20 @@ for seed in "$FIXED_SEED" "$RSEED"; do
 		fi
 		if [ $direct = 1 ]; then
 			# "[pml_ob1 direct] rank R: sent S received V fallback F copied C of T bytes
-			#  model-cico M staged X model-eager E"
-			read -r lines sent recvd fb copied total mcico staged < <(awk '
+			#  model-cico M staged X model-eager E engine-packed P engine-unpacked U"
+			read -r lines sent recvd fb copied total mcico staged epack eunpack < <(awk '
 				/^\[pml_ob1 direct\] rank [0-9]+: sent / {
-					l++; s += $6; v += $8; f += $10; c += $12; t = $14; m += $17; x += $19 }
-				END { printf "%d %d %d %d %d %d %d %d\n", l, s, v, f, c, t, m, x }' "$log")
-			stats="sent $sent received $recvd fallback $fb, copied $copied of $total bytes, model chose cico $mcico, staged $staged ($lines stats lines)"
-			if [ "$name" = pvas-staged ]; then
+					l++; s += $6; v += $8; f += $10; c += $12; t = $14; m += $17; x += $19
+					p += $23; u += $25 }
+				END { printf "%d %d %d %d %d %d %d %d %d %d\n", l, s, v, f, c, t, m, x, p, u }' "$log")
+			stats="sent $sent received $recvd fallback $fb, copied $copied of $total bytes, model chose cico $mcico, staged $staged, eager messages the engine packed $epack, unpacked $eunpack ($lines stats lines)"
+			if [ "$name" = pvas-eager ]; then
+				if [ "$epack" -gt 0 ] && [ "$eunpack" -gt 0 ]; then
+					ok "$what: the engine packed and unpacked eager messages: $stats"
+				else
+					not_ok "$what: pml_ob1_direct_model eager, yet the engine did not pack and unpack the eager messages: $stats"
+				fi
+			elif [ "$name" = pvas-staged ]; then
 				if [ "$staged" -gt 0 ] && [ "$staged" = "$recvd" ]; then
 					ok "$what: every direct RNDV the receiver took went staged: $stats"
 				else

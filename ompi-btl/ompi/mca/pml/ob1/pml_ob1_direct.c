@@ -32,6 +32,7 @@
 #include "ompi/attribute/attribute.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/rte/rte.h"
+#include "ompi/runtime/ompi_spc.h"
 
 #include "pml_ob1.h"
 #include "pml_ob1_direct.h"
@@ -59,6 +60,7 @@ mca_pml_ob1_direct_params_t mca_pml_ob1_direct_params = {
     .chunks = 16,
     .stage_chunk_size = 16384,
     .chunk_affinity = true,
+    .eager_engine = true,
     .stats = false,
 };
 
@@ -111,6 +113,10 @@ void mca_pml_ob1_direct_register(const mca_base_component_t *comp)
                                     "The lower-ranked process of a pair copies a message's front "
                                     "chunks whichever way it goes (0: the sender does)",
                                     MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &p->chunk_affinity);
+    mca_pml_ob1_direct_register_var(comp, "direct_eager_engine",
+                                    "Pack and unpack eager messages between peers in this "
+                                    "address space with the engine's compiled layouts",
+                                    MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &p->eager_engine);
     mca_pml_ob1_direct_model_register(comp);
     mca_pml_ob1_direct_register_var(comp, "direct_stats",
                                     "Print one line of direct-rendezvous statistics per process "
@@ -153,6 +159,7 @@ static struct {
     struct direct_cached *cached; /* list of live cache entries */
     /* statistics (pml_ob1_direct_stats) */
     uint64_t sent, received, fallback, copied_self, bytes_total, model_declined, staged, eager;
+    uint64_t eager_packed, eager_unpacked; /* eager messages the engine packed, unpacked */
 } direct;
 
 /* ---- layout cache --------------------------------------------------------- */
@@ -217,6 +224,12 @@ static void direct_cache_fini(void)
     direct.keyval = -1;
 }
 
+/* Receiver: the most description elements of a datatype whose layout an
+ * eager message compiles when none is cached (compiling walks the
+ * description as one unpack does: for an index list built for one message
+ * the convertor is cheaper). */
+#define DIRECT_EAGER_COMPILE_ELEMENTS 64
+
 /* Worth the direct path?  pml_ob1_direct_min_bytes_per_element (default 0:
  * always) can keep datatypes of many tiny elements on the pack/unpack path.
  * Index lists of tiny blocks (SPECFEM3D, LAMMPS) used to need that (2.3-2.9x
@@ -261,6 +274,19 @@ static struct direct_cached *direct_cache_put(ompi_datatype_t *dt, size_t count,
     return c;
 }
 
+/* The cache entry of count x dt, or NULL; *taken: dt caches a layout
+ * (of this count or another). */
+static struct direct_cached *direct_layout_cached(ompi_datatype_t *dt, size_t count, bool *taken)
+{
+    struct direct_cached *c = NULL;
+    int flag = 0;
+
+    *taken = direct.keyval >= 0 && NULL != dt->d_keyhash &&
+             OMPI_SUCCESS == ompi_attr_get_c(dt->d_keyhash, direct.keyval, (void **) &c, &flag) &&
+             flag;
+    return *taken && c->count == count ? c : NULL;
+}
+
 /* The layout of count x dt for one message.  *release is what the caller
  * must release when the transfer is over: NULL when the layout is borrowed
  * from the datatype's cache.  *cached (when not NULL) is the cache entry,
@@ -272,9 +298,9 @@ static opal_datatype_direct_layout_t *direct_layout_get(ompi_datatype_t *dt, siz
 {
     const opal_datatype_t *odt = &dt->super;
     bool cacheable = direct.keyval >= 0 && !(odt->flags & OPAL_DATATYPE_FLAG_PREDEFINED);
+    bool taken = false;
     struct direct_cached *c = NULL;
     opal_datatype_direct_layout_t *layout;
-    int flag = 0;
 
     *release = NULL;
     if (NULL != cached) {
@@ -283,9 +309,7 @@ static opal_datatype_direct_layout_t *direct_layout_get(ompi_datatype_t *dt, siz
     if (!direct_datatype_light(odt)) {
         return NULL;
     }
-    if (cacheable && NULL != dt->d_keyhash &&
-        OMPI_SUCCESS == ompi_attr_get_c(dt->d_keyhash, direct.keyval, (void **) &c, &flag) &&
-        flag && c->count == count) {
+    if (cacheable && NULL != (c = direct_layout_cached(dt, count, &taken))) {
         if (NULL != cached) {
             *cached = c;
         }
@@ -294,7 +318,7 @@ static opal_datatype_direct_layout_t *direct_layout_get(ompi_datatype_t *dt, siz
     if (OPAL_SUCCESS != opal_datatype_direct_layout_create(odt, count, &layout)) {
         return NULL;
     }
-    if (!cacheable || flag || NULL == (c = direct_cache_put(dt, count, layout))) {
+    if (!cacheable || taken || NULL == (c = direct_cache_put(dt, count, layout))) {
         *release = layout; /* this message's own */
     } else if (NULL != cached) {
         *cached = c;
@@ -354,10 +378,11 @@ void mca_pml_ob1_direct_fini(void)
         fprintf(stderr,
                 "[pml_ob1 direct] rank %u: sent %" PRIu64 " received %" PRIu64
                 " fallback %" PRIu64 " copied %" PRIu64 " of %" PRIu64 " bytes"
-                " model-cico %" PRIu64 " staged %" PRIu64 " model-eager %" PRIu64 "\n",
+                " model-cico %" PRIu64 " staged %" PRIu64 " model-eager %" PRIu64
+                " engine-packed %" PRIu64 " engine-unpacked %" PRIu64 "\n",
                 (unsigned) OMPI_PROC_MY_NAME->vpid, direct.sent, direct.received,
                 direct.fallback, direct.copied_self, direct.bytes_total, direct.model_declined,
-                direct.staged, direct.eager);
+                direct.staged, direct.eager, direct.eager_packed, direct.eager_unpacked);
         fflush(stderr);
     }
     mca_pml_ob1_direct_model_fini(mca_pml_ob1_direct_params.stats,
@@ -689,6 +714,141 @@ static bool direct_eager(const opal_datatype_direct_layout_t *layout, struct dir
     return 0 != cached->eager;
 }
 
+/* The fragment of an eager message the engine packed came back (the
+ * request completed when it left: the data was in the fragment). */
+static void direct_eager_returned(struct mca_btl_base_module_t *btl,
+                                  struct mca_btl_base_endpoint_t *ep,
+                                  struct mca_btl_base_descriptor_t *des, int status)
+{
+    mca_bml_base_btl_t *bml_btl = (mca_bml_base_btl_t *) des->des_context;
+
+    (void) btl;
+    (void) ep;
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != status)) {
+        opal_output(0, "pml_ob1 direct: eager fragment of %zu bytes failed (%d)",
+                    des->des_segments->seg_len, status);
+        ompi_rte_abort(-1, NULL);
+    }
+    MCA_PML_OB1_PROGRESS_PENDING(bml_btl);
+}
+
+/* An eager send (ob1's mca_pml_ob1_send_request_start_copy) whose data the
+ * engine packs from the compiled send layout: a per-block loop instead of
+ * the convertor's walk of the description.  The request completes once the
+ * fragment is posted, as after a btl_sendi: waiting for the fragment to
+ * come back would put the receiver's progress on the sender's path.
+ * OMPI_ERR_NOT_SUPPORTED: no fragment now, ob1's own eager path takes the
+ * message (and queues it when the BTL has no resources). */
+static int direct_send_eager(mca_pml_ob1_send_request_t *sendreq, mca_bml_base_btl_t *bml_btl,
+                             const opal_datatype_direct_layout_t *layout, size_t length)
+{
+    mca_pml_base_send_request_t *base = &sendreq->req_send;
+    mca_btl_base_descriptor_t *des = NULL;
+    mca_btl_base_segment_t *segment;
+    mca_pml_ob1_hdr_t *hdr;
+    int rc;
+
+    mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, OMPI_PML_OB1_MATCH_HDR_LEN + length,
+                       MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    if (OPAL_UNLIKELY(NULL == des)) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    segment = des->des_segments;
+    if (OPAL_UNLIKELY(OPAL_SUCCESS !=
+                      opal_datatype_direct_layout_pack(layout, base->req_base.req_addr, 0, length,
+                                                       (unsigned char *) segment->seg_addr.pval +
+                                                           OMPI_PML_OB1_MATCH_HDR_LEN))) {
+        mca_bml_base_free(bml_btl, des);
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    hdr = (mca_pml_ob1_hdr_t *) segment->seg_addr.pval;
+    mca_pml_ob1_match_hdr_prepare(&hdr->hdr_match, MCA_PML_OB1_HDR_TYPE_MATCH, 0,
+                                  base->req_base.req_comm->c_contextid,
+                                  base->req_base.req_comm->c_my_rank, base->req_base.req_tag,
+                                  (uint16_t) base->req_base.req_sequence);
+    ob1_hdr_hton(hdr, MCA_PML_OB1_HDR_TYPE_MATCH, base->req_base.req_proc);
+    segment->seg_len = OMPI_PML_OB1_MATCH_HDR_LEN + length;
+    des->des_cbdata = NULL;
+    des->des_cbfunc = direct_eager_returned;
+    rc = mca_bml_base_send_status(bml_btl, des, MCA_PML_OB1_HDR_TYPE_MATCH);
+    if (OPAL_UNLIKELY(rc < OPAL_SUCCESS)) {
+        mca_bml_base_free(bml_btl, des);
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    SPC_USER_OR_MPI(base->req_base.req_ompi.req_status.MPI_TAG, (ompi_spc_value_t) length,
+                    OMPI_SPC_BYTES_SENT_USER, OMPI_SPC_BYTES_SENT_MPI);
+    direct.eager_packed++;
+    send_request_pml_complete(sendreq);
+    return OMPI_SUCCESS;
+}
+
+bool mca_pml_ob1_direct_recv_unpack(mca_pml_ob1_recv_request_t *recvreq,
+                                    const mca_btl_base_module_t *btl,
+                                    const mca_btl_base_segment_t *segments, size_t num_segments,
+                                    size_t seg_offset, size_t *bytes)
+{
+    mca_pml_base_recv_request_t *base = &recvreq->req_recv;
+    const opal_datatype_t *odt = &base->req_base.req_datatype->super;
+    opal_datatype_direct_layout_t *layout, *release;
+    size_t from = 0, total = 0, offset = seg_offset, elements;
+
+    if (!(btl->btl_flags & MCA_BTL_FLAGS_SHARED_ADDR_SPACE) || !direct.initialized ||
+        !mca_pml_ob1_direct_params.eager_engine ||
+        !opal_convertor_need_buffers(&base->req_base.req_convertor) ||
+        !direct_convertor_ok(&base->req_base.req_convertor)) {
+        return false;
+    }
+    for (size_t n = 0; n < num_segments; n++) {
+        total += segments[n].seg_len;
+    }
+    if (total < seg_offset) {
+        return false;
+    }
+    total -= seg_offset;
+    /* Compiling a layout walks the description like one unpack: for a
+     * datatype of many elements (an index list built for one message) only
+     * a layout already cached pays off */
+    elements = odt->opt_desc.used ? odt->opt_desc.used : odt->desc.used;
+    if (elements > DIRECT_EAGER_COMPILE_ELEMENTS) {
+        bool taken;
+        struct direct_cached *c = direct_layout_cached(base->req_base.req_datatype,
+                                                       base->req_base.req_count, &taken);
+        layout = NULL != c ? c->layout : NULL;
+        release = NULL;
+    } else {
+        layout = direct_layout_get(base->req_base.req_datatype, base->req_base.req_count,
+                                   &release, NULL);
+    }
+    if (NULL == layout) {
+        return false;
+    }
+    if (total > opal_datatype_direct_layout_size(layout)) {
+        opal_datatype_direct_layout_release(release); /* truncated: the convertor's rules */
+        return false;
+    }
+    for (size_t n = 0; n < num_segments; n++) {
+        const unsigned char *src = (const unsigned char *) segments[n].seg_addr.pval;
+        size_t len = segments[n].seg_len;
+
+        if (offset >= len) {
+            offset -= len;
+            continue;
+        }
+        if (OPAL_UNLIKELY(OPAL_SUCCESS !=
+                          opal_datatype_direct_layout_unpack(layout, base->req_base.req_addr, from,
+                                                             from + len - offset, src + offset))) {
+            opal_datatype_direct_layout_release(release); /* the convertor unpacks it all */
+            return false;
+        }
+        from += len - offset;
+        offset = 0;
+    }
+    opal_datatype_direct_layout_release(release);
+    direct.eager_unpacked++;
+    *bytes = total;
+    return true;
+}
+
 int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
                                   mca_bml_base_btl_t *bml_btl)
 {
@@ -721,9 +881,15 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     if (length + sizeof(mca_pml_ob1_hdr_t) <= bml_btl->btl->btl_eager_limit &&
         direct_eager(layout, cached)) {
         /* the model: an eager send (pack, one fragment, unpack) is cheaper */
+        rc = OMPI_ERR_NOT_SUPPORTED;
+        if (mca_pml_ob1_direct_params.eager_engine &&
+            (MCA_PML_BASE_SEND_STANDARD == base->req_send_mode ||
+             MCA_PML_BASE_SEND_READY == base->req_send_mode)) {
+            rc = direct_send_eager(sendreq, bml_btl, layout, length);
+        }
         opal_datatype_direct_layout_release(release);
         direct.eager++;
-        return OMPI_ERR_NOT_SUPPORTED;
+        return rc;
     }
     desc = (mca_pml_ob1_direct_desc_t *) opal_free_list_get(&direct.descs);
     if (NULL == desc) {

@@ -41,8 +41,9 @@
  *   cico   = o_cico + F * frag + max(P, U) + min(P, U) / F + B * cross
  *            with P = blocks_P(s) + B * g1, U = blocks_P(r) + B * g1,
  *            F = ceil(B / fragment size): pack and unpack pipelined
- *   eager  = o_eager + 2 * (blocks_P(s) + B * g1) + B * cross
- *            (sender: s for both)
+ *   eager  = o_eager + 2 * (blocks_D(s) + B * g1) + B * cross
+ *            (sender: s for both; the engine packs and unpacks, or with
+ *            pml_ob1_direct_eager_engine 0 the convertor: blocks_P(s))
  *
  * cross: per byte that one core writes into a ring or fragment and the
  * other reads, a cache line moved between the cores every 64 bytes.
@@ -103,6 +104,7 @@
 #define MODEL_MODE_DIRECT 1
 #define MODEL_MODE_CICO 2
 #define MODEL_MODE_STAGED 3
+#define MODEL_MODE_EAGER 4
 
 #define MODEL_PAIRS 256          /* learning records (a direct-mapped table) */
 #define MODEL_PREDICTIONS 64     /* predictions kept per pair of layouts (direct-mapped) */
@@ -223,13 +225,14 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
 {
     static const mca_base_var_enum_value_t modes[] = {
         {MODEL_MODE_MODEL, "model"}, {MODEL_MODE_DIRECT, "direct"}, {MODEL_MODE_CICO, "cico"},
-        {MODEL_MODE_STAGED, "staged"}, {0, NULL}};
+        {MODEL_MODE_STAGED, "staged"}, {MODEL_MODE_EAGER, "eager"}, {0, NULL}};
     mca_base_var_enum_t *mode_enum = NULL;
 
     (void) mca_base_var_enum_create("pml_ob1_direct_model_modes", modes, &mode_enum);
     (void) mca_base_component_var_register(comp, "direct_model",
                                            "Who chooses the path of a direct rendezvous: the cost "
-                                           "model, or always direct, copy-in/copy-out or staged",
+                                           "model, or always direct, copy-in/copy-out, staged, "
+                                           "or eager (what fits) else direct",
                                            MCA_BASE_VAR_TYPE_INT, mode_enum, 0, 0, OPAL_INFO_LVL_4,
                                            MCA_BASE_VAR_SCOPE_READONLY, &model.mode);
     OBJ_RELEASE(mode_enum);
@@ -421,6 +424,16 @@ static double model_pack(const opal_datatype_direct_shape_t *x)
 {
     return model_blocks(x, model.block_pack, 0) + model.index_pack * (double) x->index_blocks
            + (double) x->bytes * model.g1;
+}
+
+/* One side of an eager send: the engine's pack (or unpack) of x when
+ * pml_ob1_direct_eager_engine, else the convertor's. */
+static double model_eager_side(const opal_datatype_direct_shape_t *x)
+{
+    if (mca_pml_ob1_direct_params.eager_engine) {
+        return model_blocks(x, model.block_direct, model.run_direct) + (double) x->bytes * model.g1;
+    }
+    return model_pack(x);
 }
 
 /* P(x): the blocks of x's index lists when their pages are more than the
@@ -626,6 +639,7 @@ static int model_forced_path(bool staged_ok)
 {
     switch (model.mode) {
     case MODEL_MODE_DIRECT:
+    case MODEL_MODE_EAGER:
         return MCA_PML_OB1_DIRECT_PATH_DIRECT;
     case MODEL_MODE_CICO:
         return MCA_PML_OB1_DIRECT_PATH_CICO;
@@ -775,12 +789,15 @@ bool mca_pml_ob1_direct_model_eager(const opal_datatype_direct_layout_t *sl)
     opal_datatype_direct_shape_t s;
     double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS], eager;
 
+    if (MODEL_MODE_EAGER == model.mode) {
+        return true;
+    }
     if (MODEL_MODE_MODEL != model.mode) {
         return false;
     }
     opal_datatype_direct_layout_shape(sl, &s);
     model_predict_shapes(&s, &s, SIZE_MAX, ns, lo);
-    eager = model.o_eager + 2 * model_pack(&s) + (double) s.bytes * model.cross;
+    eager = model.o_eager + 2 * model_eager_side(&s) + (double) s.bytes * model.cross;
     /* nothing corrects an eager send later (the receiver learns only among
      * the rendezvous paths): eager only when the direct path loses even if
      * no cache line crosses between the cores */
