@@ -147,7 +147,7 @@ static struct {
     .o_direct = 1400.0,
     .o_cico = 3500.0,
     .o_staged = 1700.0,
-    .o_eager = 2300.0,
+    .o_eager = 2040.0,
     .g1 = 0.027,
     .g2 = 0.018,
     .cross = 0.065,
