@@ -782,29 +782,24 @@ static int direct_send_eager(mca_pml_ob1_send_request_t *sendreq, mca_bml_base_b
     return OMPI_SUCCESS;
 }
 
-bool mca_pml_ob1_direct_recv_unpack(mca_pml_ob1_recv_request_t *recvreq,
-                                    const mca_btl_base_module_t *btl,
-                                    const mca_btl_base_segment_t *segments, size_t num_segments,
-                                    size_t seg_offset, size_t *bytes)
+/* The engine's unpack of an eager message's iov into recvreq's buffer:
+ * false when the convertor must do it (see mca_pml_ob1_direct_unpack). */
+static bool direct_engine_unpack(mca_pml_ob1_recv_request_t *recvreq,
+                                 const mca_btl_base_module_t *btl, const struct iovec *iov,
+                                 uint32_t iov_count, size_t bytes)
 {
     mca_pml_base_recv_request_t *base = &recvreq->req_recv;
     const opal_datatype_t *odt = &base->req_base.req_datatype->super;
-    opal_datatype_direct_layout_t *layout, *release;
-    size_t from = 0, total = 0, offset = seg_offset, elements;
+    opal_datatype_direct_layout_t *layout, *release = NULL;
+    size_t from = 0, elements;
 
     if (!(btl->btl_flags & MCA_BTL_FLAGS_SHARED_ADDR_SPACE) || !direct.initialized ||
         !mca_pml_ob1_direct_params.eager_engine ||
         !opal_convertor_need_buffers(&base->req_base.req_convertor) ||
-        !direct_convertor_ok(&base->req_base.req_convertor)) {
+        !direct_convertor_ok(&base->req_base.req_convertor) ||
+        0 != base->req_base.req_convertor.bConverted) {
         return false;
     }
-    for (size_t n = 0; n < num_segments; n++) {
-        total += segments[n].seg_len;
-    }
-    if (total < seg_offset) {
-        return false;
-    }
-    total -= seg_offset;
     /* Compiling a layout walks the description like one unpack: for a
      * datatype of many elements (an index list built for one message) only
      * a layout already cached pays off */
@@ -814,7 +809,6 @@ bool mca_pml_ob1_direct_recv_unpack(mca_pml_ob1_recv_request_t *recvreq,
         struct direct_cached *c = direct_layout_cached(base->req_base.req_datatype,
                                                        base->req_base.req_count, &taken);
         layout = NULL != c ? c->layout : NULL;
-        release = NULL;
     } else {
         layout = direct_layout_get(base->req_base.req_datatype, base->req_base.req_count,
                                    &release, NULL);
@@ -822,31 +816,33 @@ bool mca_pml_ob1_direct_recv_unpack(mca_pml_ob1_recv_request_t *recvreq,
     if (NULL == layout) {
         return false;
     }
-    if (total > opal_datatype_direct_layout_size(layout)) {
+    if (bytes > opal_datatype_direct_layout_size(layout)) {
         opal_datatype_direct_layout_release(release); /* truncated: the convertor's rules */
         return false;
     }
-    for (size_t n = 0; n < num_segments; n++) {
-        const unsigned char *src = (const unsigned char *) segments[n].seg_addr.pval;
-        size_t len = segments[n].seg_len;
+    for (uint32_t i = 0; i < iov_count && from < bytes; i++) {
+        size_t len = iov[i].iov_len < bytes - from ? iov[i].iov_len : bytes - from;
 
-        if (offset >= len) {
-            offset -= len;
-            continue;
-        }
         if (OPAL_UNLIKELY(OPAL_SUCCESS !=
                           opal_datatype_direct_layout_unpack(layout, base->req_base.req_addr, from,
-                                                             from + len - offset, src + offset))) {
+                                                             from + len, iov[i].iov_base))) {
             opal_datatype_direct_layout_release(release); /* the convertor unpacks it all */
             return false;
         }
-        from += len - offset;
-        offset = 0;
+        from += len;
     }
     opal_datatype_direct_layout_release(release);
     direct.eager_unpacked++;
-    *bytes = total;
     return true;
+}
+
+void mca_pml_ob1_direct_unpack(mca_pml_ob1_recv_request_t *recvreq,
+                               const mca_btl_base_module_t *btl, struct iovec *iov,
+                               uint32_t iov_count, size_t *bytes)
+{
+    if (!direct_engine_unpack(recvreq, btl, iov, iov_count, *bytes)) {
+        opal_convertor_unpack(&recvreq->req_recv.req_base.req_convertor, iov, &iov_count, bytes);
+    }
 }
 
 /* The leader's learned eager decision: its receiver measured the staged

@@ -142,17 +142,15 @@ int mca_pml_ob1_direct_recv_start(struct mca_pml_ob1_recv_request_t *recvreq,
                                   mca_pml_ob1_rendezvous_hdr_t *hdr);
 
 /**
- * Receiver: unpack the data of an eager message that matched recvreq
- * (segments from byte seg_offset of the first one) with the engine's
- * compiled layout of the receive datatype instead of the convertor.
- * @return true and *bytes the bytes unpacked, or false: the caller
- *         unpacks with the convertor (not a BTL sharing this address
- *         space, a contiguous or heterogeneous receive, a truncation).
+ * Receiver: unpack the iov of an eager message that matched recvreq (*bytes
+ * of data, unpacked on return) as opal_convertor_unpack would, with the
+ * engine's compiled layout of the receive datatype when the BTL shares
+ * this address space (else, or for a contiguous, heterogeneous or
+ * truncated receive, with the convertor).
  */
-bool mca_pml_ob1_direct_recv_unpack(struct mca_pml_ob1_recv_request_t *recvreq,
-                                    const mca_btl_base_module_t *btl,
-                                    const mca_btl_base_segment_t *segments, size_t num_segments,
-                                    size_t seg_offset, size_t *bytes);
+void mca_pml_ob1_direct_unpack(struct mca_pml_ob1_recv_request_t *recvreq,
+                               const mca_btl_base_module_t *btl, struct iovec *iov,
+                               uint32_t iov_count, size_t *bytes);
 
 /** Sender: a normal ACK answered a direct RNDV: drop the direct state. */
 void mca_pml_ob1_direct_send_declined(struct mca_pml_ob1_send_request_t *sendreq);
