@@ -30,8 +30,8 @@ fi
 
 # Hooks stay thin: the diff lines of the whole series (headers excluded).
 lines=$(awk 'FNR == 1 { d = 0 } /^diff --git/ { d = 1 } d' "${PATCHES[@]}" | wc -l)
-if [ "$lines" -le 400 ]; then
-	echo "ok 4 - the series' diffs hold $lines lines (at most 400)"
+if [ "$lines" -le 420 ]; then
+	echo "ok 4 - the series' diffs hold $lines lines (at most 420)"
 else
-	echo "not ok 4 - the series' diffs hold $lines lines (more than 400)"
+	echo "not ok 4 - the series' diffs hold $lines lines (more than 420)"
 fi
