@@ -800,9 +800,6 @@ static bool direct_engine_unpack(mca_pml_ob1_recv_request_t *recvreq,
         0 != base->req_base.req_convertor.bConverted) {
         return false;
     }
-    /* Compiling a layout walks the description like one unpack: for a
-     * datatype of many elements (an index list built for one message) only
-     * a layout already cached pays off */
     elements = odt->opt_desc.used ? odt->opt_desc.used : odt->desc.used;
     if (elements > DIRECT_EAGER_COMPILE_ELEMENTS) {
         bool taken;
