@@ -851,8 +851,7 @@ void mca_pml_ob1_direct_unpack(mca_pml_ob1_recv_request_t *recvreq,
  * messages keep the rendezvous, so the leader goes on measuring. */
 static bool direct_eager_learned(int hint, uint64_t length)
 {
-    return MCA_PML_OB1_DIRECT_PATH_STAGED == hint && mca_pml_ob1_direct_params.eager_engine &&
-           mca_pml_ob1_direct_stage_chunk_count(length) <= 2;
+    return MCA_PML_OB1_DIRECT_PATH_STAGED == hint && mca_pml_ob1_direct_stage_chunk_count(length) <= 2;
 }
 
 int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
@@ -864,7 +863,8 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     struct direct_cached *cached;
     uint64_t length = base->req_bytes_packed, chunk, shape_key;
     const opal_process_name_t *peer;
-    int rc, order, hint;
+    int rc, order, hint = -1;
+    bool eager, eager_fits, engine_ok;
 
     if (!direct.initialized || !direct_convertor_ok(&base->req_base.req_convertor)) {
         return OMPI_ERR_NOT_SUPPORTED;
@@ -884,23 +884,25 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
         direct.fallback++;
         return OMPI_ERR_NOT_SUPPORTED;
     }
-    /* This process leads the pair (direct_lower): the path it last took
-     * from the peer into a layout of this shape, -1: none */
+    eager_fits = length + sizeof(mca_pml_ob1_hdr_t) <= bml_btl->btl->btl_eager_limit;
+    engine_ok = mca_pml_ob1_direct_params.eager_engine &&
+                (MCA_PML_BASE_SEND_STANDARD == base->req_send_mode ||
+                 MCA_PML_BASE_SEND_READY == base->req_send_mode);
     peer = &sendreq->req_send.req_base.req_proc->super.proc_name;
     order = ompi_rte_compare_name_fields(OMPI_RTE_CMP_ALL, OMPI_PROC_MY_NAME, peer);
-    shape_key = 0;
-    hint = 0 > order ? mca_pml_ob1_direct_model_hint(direct_name_key(peer), layout,
-                                                     cached ? &cached->shape_key : &shape_key)
-                     : -1;
-    if (length + sizeof(mca_pml_ob1_hdr_t) <= bml_btl->btl->btl_eager_limit &&
-        (direct_eager(layout, cached) || direct_eager_learned(hint, length))) {
+    eager = eager_fits && direct_eager(layout, cached);
+    if (!eager && 0 > order) {
+        /* this process leads the pair (direct_lower): the path it last took
+         * from the peer into a layout of this shape, -1: none */
+        shape_key = 0;
+        hint = mca_pml_ob1_direct_model_hint(direct_name_key(peer), layout,
+                                             cached ? &cached->shape_key : &shape_key);
+        eager = eager_fits && engine_ok && direct_eager_learned(hint, length);
+    }
+    if (eager) {
         /* an eager send (pack, one fragment, unpack) is cheaper */
-        rc = OMPI_ERR_NOT_SUPPORTED;
-        if (mca_pml_ob1_direct_params.eager_engine &&
-            (MCA_PML_BASE_SEND_STANDARD == base->req_send_mode ||
-             MCA_PML_BASE_SEND_READY == base->req_send_mode)) {
-            rc = direct_send_eager(sendreq, bml_btl, layout, length);
-        }
+        rc = engine_ok ? direct_send_eager(sendreq, bml_btl, layout, length)
+                       : OMPI_ERR_NOT_SUPPORTED;
         opal_datatype_direct_layout_release(release);
         direct.eager++;
         return rc;
