@@ -87,8 +87,9 @@ static int pvas_component_register(void)
                        OPAL_INFO_LVL_5, &c->max_inline_send);
     c->inplace_min_send = 256;
     pvas_register_uint("inplace_min_send",
-                       "Contiguous messages larger than this (bytes, PML header included) are "
-                       "sent in place: the receiver copies from the sender's buffer",
+                       "Contiguous messages larger than this and than fbox_max_send (bytes, PML "
+                       "header included) are sent in place: the receiver copies from the sender's "
+                       "buffer",
                        OPAL_INFO_LVL_5, &c->inplace_min_send);
     c->inplace = true;
     (void) mca_base_component_var_register(
@@ -96,12 +97,12 @@ static int pvas_component_register(void)
         "Send contiguous data above inplace_min_send in place (false: copy it into a fragment)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_LOCAL, &c->inplace);
-    c->fbox_size = 8192;
+    c->fbox_size = 16384;
     pvas_register_uint("fbox_size",
                        "Bytes of a fast box, a per-sender ring in the receiver's memory for "
                        "small messages (power of two, >= 256; 0: none)",
                        OPAL_INFO_LVL_5, &c->fbox_size);
-    c->fbox_max_send = 512;
+    c->fbox_max_send = 2048;
     pvas_register_uint("fbox_max_send",
                        "Largest message (bytes, PML header included) sent through a fast box",
                        OPAL_INFO_LVL_5, &c->fbox_max_send);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause-Open-MPI */
 /*
- * btl/pvas send path: prepare_src (in place for contiguous data), send,
- * sendi (through the peer's fast box when there is one).
+ * btl/pvas send path: prepare_src (in place for larger contiguous data),
+ * send and sendi (through the peer's fast box when the message fits one).
  */
 #include "opal_config.h"
 
@@ -63,9 +63,11 @@ struct mca_btl_base_descriptor_t *mca_btl_pvas_prepare_src(struct mca_btl_base_m
 
         opal_convertor_get_current_pointer(convertor, &data_ptr);
         if (total <= c->inplace_min_send || 0 == *size ||
+            (0 != c->fbox_size && total <= c->fbox_max_send) ||
             (!c->inplace && total <= btl->btl_max_send_size)) {
-            /* small: one contiguous copy is cheaper than a second segment
-             * (or in-place sends are disabled) */
+            /* small: one contiguous copy is cheaper than a second segment,
+             * and the fragment may go through the fast box (or in-place
+             * sends are disabled) */
             frag = frag_for_size(c, btl, endpoint, total);
             if (OPAL_UNLIKELY(NULL == frag)) {
                 return NULL;
@@ -116,20 +118,6 @@ struct mca_btl_base_descriptor_t *mca_btl_pvas_prepare_src(struct mca_btl_base_m
     frag->base.order = order;
     frag->base.des_flags = flags;
     return &frag->base;
-}
-
-int mca_btl_pvas_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                      struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag)
-{
-    mca_btl_pvas_frag_t *frag = (mca_btl_pvas_frag_t *) descriptor;
-
-    (void) btl;
-    /* Completion is always reported when the fragment comes back: it may
-     * point into the user's buffer (in place), and ob1 needs the callback
-     * anyway (the same work-around as btl/vader, ompi#3845). */
-    frag->base.des_flags |= MCA_BTL_DES_SEND_ALWAYS_CALLBACK;
-    pvas_frag_post(frag, endpoint, tag, mca_btl_pvas_component.mailbox);
-    return OPAL_SUCCESS;
 }
 
 /* Copy header + payload (packed if need be) to dst. */
@@ -226,6 +214,54 @@ static inline bool pvas_fbox_sendi(struct mca_btl_base_module_t *btl,
     }
     pvas_unlock(&ep->fbox_lock);
     return sent;
+}
+
+/* A fragment of one segment that fits the peer's fast box is copied into
+ * it.  The fragment then completes at this rank's next progress call, as
+ * one the peer gave back (pushed onto its own mailbox, flagged complete):
+ * the caller gets its callback as after a mailbox send, and no cache line
+ * of the fragment crosses to the peer. */
+static inline bool pvas_fbox_send(struct mca_btl_base_module_t *btl,
+                                  struct mca_btl_base_endpoint_t *ep, mca_btl_pvas_frag_t *frag,
+                                  mca_btl_base_tag_t tag)
+{
+    size_t length = frag->segments[0].seg_len;
+    pvas_fbox_writer_t *w;
+    unsigned char *dst;
+    bool sent = false;
+
+    if (1 != frag->base.des_segment_count || length > mca_btl_pvas_component.fbox_max_send) {
+        return false;
+    }
+    if (!pvas_lock_try(&ep->fbox_lock)) {
+        return false; /* another thread writes this ring: take the mailbox */
+    }
+    if (NULL != (w = pvas_fbox_of(btl, ep)) && NULL != (dst = pvas_fbox_reserve(w, length))) {
+        memcpy(dst, frag->segments[0].seg_addr.pval, length);
+        pvas_fbox_commit(w, length, tag);
+        ep->fbox_sent++;
+        sent = true;
+    }
+    pvas_unlock(&ep->fbox_lock);
+    return sent;
+}
+
+int mca_btl_pvas_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                      struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag)
+{
+    mca_btl_pvas_frag_t *frag = (mca_btl_pvas_frag_t *) descriptor;
+
+    /* Completion is always reported when the fragment comes back: it may
+     * point into the user's buffer (in place), and ob1 needs the callback
+     * anyway (the same work-around as btl/vader, ompi#3845). */
+    frag->base.des_flags |= MCA_BTL_DES_SEND_ALWAYS_CALLBACK;
+    if (pvas_fbox_send(btl, endpoint, frag, tag)) {
+        atomic_store_explicit(&frag->hdr.flags, MCA_BTL_PVAS_FLAG_COMPLETE, memory_order_relaxed);
+        pvas_queue_push(mca_btl_pvas_component.mailbox, &frag->hdr.item);
+        return OPAL_SUCCESS;
+    }
+    pvas_frag_post(frag, endpoint, tag, mca_btl_pvas_component.mailbox);
+    return OPAL_SUCCESS;
 }
 
 int mca_btl_pvas_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
