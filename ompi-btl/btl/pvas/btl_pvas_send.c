@@ -189,31 +189,35 @@ static inline pvas_fbox_writer_t *pvas_fbox_of(struct mca_btl_base_module_t *btl
     return box == MCA_BTL_PVAS_FBOX_REFUSED ? NULL : &ep->fbox;
 }
 
-/* sendi through the fast box; false: use a fragment. */
-static inline bool pvas_fbox_sendi(struct mca_btl_base_module_t *btl,
-                                   struct mca_btl_base_endpoint_t *ep,
-                                   struct opal_convertor_t *convertor, void *header,
-                                   size_t header_size, size_t payload_size, mca_btl_base_tag_t tag)
+/* Room for length bytes in the peer's fast box: where to write them, with
+ * the ring's lock held until pvas_fbox_publish; NULL (no lock held): use
+ * the mailbox. */
+static inline unsigned char *pvas_fbox_begin(struct mca_btl_base_module_t *btl,
+                                             struct mca_btl_base_endpoint_t *ep, size_t length)
 {
-    size_t length = header_size + payload_size;
     pvas_fbox_writer_t *w;
     unsigned char *dst;
-    bool sent = false;
 
     if (length > mca_btl_pvas_component.fbox_max_send) {
-        return false;
+        return NULL;
     }
     if (!pvas_lock_try(&ep->fbox_lock)) {
-        return false; /* another thread writes this ring: take the mailbox */
+        return NULL; /* another thread writes this ring: take the mailbox */
     }
     if (NULL != (w = pvas_fbox_of(btl, ep)) && NULL != (dst = pvas_fbox_reserve(w, length))) {
-        pvas_sendi_fill(dst, convertor, header, header_size, payload_size);
-        pvas_fbox_commit(w, length, tag);
-        ep->fbox_sent++;
-        sent = true;
+        return dst;
     }
     pvas_unlock(&ep->fbox_lock);
-    return sent;
+    return NULL;
+}
+
+/* Publish the entry pvas_fbox_begin reserved and release the ring. */
+static inline void pvas_fbox_publish(struct mca_btl_base_endpoint_t *ep, size_t length,
+                                     mca_btl_base_tag_t tag)
+{
+    pvas_fbox_commit(&ep->fbox, length, tag);
+    ep->fbox_sent++;
+    pvas_unlock(&ep->fbox_lock);
 }
 
 /* A fragment of one segment that fits the peer's fast box is copied into
@@ -226,24 +230,14 @@ static inline bool pvas_fbox_send(struct mca_btl_base_module_t *btl,
                                   mca_btl_base_tag_t tag)
 {
     size_t length = frag->segments[0].seg_len;
-    pvas_fbox_writer_t *w;
     unsigned char *dst;
-    bool sent = false;
 
-    if (1 != frag->base.des_segment_count || length > mca_btl_pvas_component.fbox_max_send) {
+    if (1 != frag->base.des_segment_count || NULL == (dst = pvas_fbox_begin(btl, ep, length))) {
         return false;
     }
-    if (!pvas_lock_try(&ep->fbox_lock)) {
-        return false; /* another thread writes this ring: take the mailbox */
-    }
-    if (NULL != (w = pvas_fbox_of(btl, ep)) && NULL != (dst = pvas_fbox_reserve(w, length))) {
-        memcpy(dst, frag->segments[0].seg_addr.pval, length);
-        pvas_fbox_commit(w, length, tag);
-        ep->fbox_sent++;
-        sent = true;
-    }
-    pvas_unlock(&ep->fbox_lock);
-    return sent;
+    memcpy(dst, frag->segments[0].seg_addr.pval, length);
+    pvas_fbox_publish(ep, length, tag);
+    return true;
 }
 
 int mca_btl_pvas_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -270,9 +264,13 @@ int mca_btl_pvas_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                        mca_btl_base_descriptor_t **descriptor)
 {
     size_t length = header_size + payload_size;
+    unsigned char *dst = pvas_fbox_begin(btl, endpoint, length);
     mca_btl_pvas_frag_t *frag;
 
-    if (pvas_fbox_sendi(btl, endpoint, convertor, header, header_size, payload_size, tag)) {
+    if (NULL != dst) {
+        /* sendi through the fast box */
+        pvas_sendi_fill(dst, convertor, header, header_size, payload_size);
+        pvas_fbox_publish(endpoint, length, tag);
         if (NULL != descriptor) {
             *descriptor = NULL;
         }
