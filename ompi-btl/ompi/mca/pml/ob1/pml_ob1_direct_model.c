@@ -15,7 +15,7 @@
  * shapes s and r (opal_datatype_direct_layout_shape), L(x) the sparse
  * cache lines of layout x (blocks under a line, a line or more apart):
  *
- * M(x) = L(x) when x's lines do not fit in `cache` bytes (64 L(x) + B > cache:
+ * M(x) = L(x) when x's lines do not fit in `cache` bytes (64 L(x) > cache:
  * then they miss in every path, whoever copies), else 0, and I(x) the blocks
  * of x's index lists (no stride describes them):
  *
@@ -401,10 +401,11 @@ uint64_t mca_pml_ob1_direct_model_now(void)
 
 /* ---- prediction ------------------------------------------------------------- */
 
-/* Sparse lines that do not fit in the cache (M(x) above). */
+/* Sparse lines that do not fit in the cache (M(x) above).  The payload of
+ * a sparse block lies in its line: it adds no footprint of its own. */
 static double model_far_lines(const opal_datatype_direct_shape_t *s)
 {
-    return 64 * s->sparse_lines + s->bytes > model.cache ? (double) s->sparse_lines : 0.0;
+    return 64 * s->sparse_lines > model.cache ? (double) s->sparse_lines : 0.0;
 }
 
 /* blocks_D(x) (per_run = run_direct) or, without index_pack, blocks_P(x). */
