@@ -14,7 +14,7 @@ BIN=$BUILD/ompi-btl/pvas_calibrate
 PARAMS="o_direct o_cico o_staged o_eager g1 g2 cross frag stage line index_direct far index_pack run_direct block_direct block_pack"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-echo "1..4"
+echo "1..5"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 conf=$scratch/model.conf
@@ -67,4 +67,12 @@ if [ "$blocks" = 1 ] && grep -q '^# an unrelated line that must survive$' "$conf
 	echo "ok 4 - a rerun replaces the calibration and keeps the file's other lines"
 else
 	echo "not ok 4 - after a rerun: $blocks calibration blocks, other lines $(grep -c unrelated "$conf")"
+fi
+
+# The file says how well the fitted model matches the times it was fitted to.
+fitline=$(grep "^# fit to this node's ping-pongs" "$conf")
+if [[ $fitline =~ direct\ [0-9]+%\ \([0-9]+%\),\ cico\ [0-9]+%\ \([0-9]+%\),\ staged\ [0-9]+%\ \([0-9]+%\),\ eager\ [0-9]+%\ \([0-9]+%\)$ ]]; then
+	echo "ok 5 - the file gives the fit's median and largest error per path"
+else
+	echo "not ok 5 - no fit line with four paths' errors: '$fitline'"
 fi

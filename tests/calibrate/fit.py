@@ -73,6 +73,14 @@ def main():
     tap(got["line"] == 0.0 and all(got[k] > 0 for k in ("o_direct", "g2", "far", "index_direct",
                                                         "index_shared")),
         "a negative cost comes out 0: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
+    # the residuals it reports: none on exact times, the error of one point off by 40 %
+    pts = timed("cico")
+    fitted = dict(p, **cal.fit(pts, ["o_cico", "frag", "far", "cross"]))
+    med, worst = cal.residuals(fitted, pts)
+    off = [(x, t * 1.4 if i == 0 else t) for i, (x, t) in enumerate(pts)]
+    med2, worst2 = cal.residuals(fitted, off)
+    tap(worst < 1e-6 and med2 < 1e-6 and abs(worst2 - 0.4 / 1.4) < 1e-6,
+        "residuals: exact %.2g (largest %.2g); one point 40%% off: largest %.3f" % (med, worst, worst2))
     lines = [cal.vector_shape(*s)["sparse_lines"] for s in
              ((8, 100, 128), (8, 100, 16), (64, 100, 128), (24, 1, 24), (44, 100, 76),
               (44, 100, 108))]
