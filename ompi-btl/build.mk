@@ -36,7 +36,8 @@ TEST_SUITES += tests/mpi/smoke.sh
 CALIBRATE_BIN := $(BUILD)/ompi-btl/pvas_calibrate
 ALL_TARGETS += $(CALIBRATE_BIN)
 
-$(CALIBRATE_BIN): ompi-btl/calibrate/pvas_calibrate.c | ompi
+# relinked when the prefix changes (its stamp is newer than the binary)
+$(CALIBRATE_BIN): ompi-btl/calibrate/pvas_calibrate.c $(wildcard $(OMPI_PREFIX)/.pvas-build-stamp) | ompi
 	@mkdir -p $(@D)
 	$(OMPI_PREFIX)/bin/mpicc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
 		-I$(OMPI_PREFIX)/include/openmpi -o $@ $< -lopen-pal -lpthread
