@@ -12,7 +12,9 @@
 #   - follow 0: rank 1 never takes the direct path (so the first case
 #     measures the hint, not the model);
 #   - rank 0 takes the direct path for every message in both runs;
-# and every message's data is right (the program checks them).
+# and every message's data is right (the program checks them).  A third run
+# with learning on: rank 0, the leader, times its own sends (its choice
+# counts what a path costs them), rank 1 times none.
 #
 # Environment: OMPI_PREFIX, BUILD, PVAS_TEST_FORK_AGENT, PVAS_MPI_TIMEOUT
 # as for tests/mpi/progress.sh; logs in $BUILD/test-logs/mpi/model-follow-*.log.
@@ -31,7 +33,7 @@ count() {
 }
 
 echo "# prefix $PREFIX; binary $PROG; fork agent: ${AGENT_ARGS[*]:-(from openmpi-mca-params.conf or none)}"
-echo "1..4"
+echo "1..5"
 if ! have_direct; then
 	not_ok "$OMPI_INFO lists no pml_ob1_direct_enable: an Open MPI without ob1's direct Rendezvous"
 	exit 1
@@ -61,4 +63,25 @@ for follow in 1 0; do
 		grep -F '[pml_ob1 direct' "$log" | diag
 	fi
 done
+
+# sends LOG RANK: that rank's timed leader's sends over all paths (empty: no line)
+sends() {
+	sed -nE "s/^\[pml_ob1 direct model\] rank $2: leader's sends on [a-z]+: ([0-9]+) timed.*/\1/p" \
+		"$1" | awk '{ n += $1; seen = 1 } END { if (seen) print n }'
+}
+log=$LOGS/model-follow-learn.log
+timeout -k 10 "$TMO" nice "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none \
+	-np 2 --mca btl self,pvas "${AGENT_ARGS[@]}" --mca btl_base_warn_component_unused 0 \
+	--mca pml_ob1_direct_stats 1 --mca pml_ob1_direct_model_explore 0 "$PROG" --iters "$ITERS" \
+	>"$log" 2>&1
+rc=$?
+s0=$(sends "$log" 0)
+s1=$(sends "$log" 1)
+what="learning on: rank 0 timed ${s0:-no} sends, rank 1 ${s1:-no} (exit $rc)"
+if [ "$rc" = 0 ] && [ "${s0:-0}" -gt 0 ] && [ "${s1:-}" = 0 ]; then
+	ok "$what: only the leader times its sends"
+else
+	not_ok "$what: expected the leader alone to time its sends"
+	grep -F '[pml_ob1 direct' "$log" | diag
+fi
 [ "$failed" = 0 ]

@@ -861,10 +861,10 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     opal_datatype_direct_layout_t *layout, *release;
     mca_pml_ob1_direct_desc_t *desc;
     struct direct_cached *cached;
-    uint64_t length = base->req_bytes_packed, chunk, shape_key;
+    uint64_t length = base->req_bytes_packed, chunk, shape_key = 0, *key, peer_key, start = 0;
     const opal_process_name_t *peer;
     int rc, order, hint = -1;
-    bool eager, eager_fits, engine_ok;
+    bool eager, eager_fits, engine_ok, timed = false;
 
     if (!direct.initialized || !direct_convertor_ok(&base->req_base.req_convertor)) {
         return OMPI_ERR_NOT_SUPPORTED;
@@ -889,20 +889,25 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
                 (MCA_PML_BASE_SEND_STANDARD == base->req_send_mode ||
                  MCA_PML_BASE_SEND_READY == base->req_send_mode);
     peer = &sendreq->req_send.req_base.req_proc->super.proc_name;
+    peer_key = direct_name_key(peer);
+    key = cached ? &cached->shape_key : &shape_key;
     order = ompi_rte_compare_name_fields(OMPI_RTE_CMP_ALL, OMPI_PROC_MY_NAME, peer);
     eager = eager_fits && direct_eager(layout, cached);
     if (!eager && 0 > order) {
         /* this process leads the pair (direct_lower): the path it last took
          * from the peer into a layout of this shape, -1: none */
-        shape_key = 0;
-        hint = mca_pml_ob1_direct_model_hint(direct_name_key(peer), layout,
-                                             cached ? &cached->shape_key : &shape_key);
+        hint = mca_pml_ob1_direct_model_hint(peer_key, layout, key, &timed);
+        start = timed ? mca_pml_ob1_direct_model_now() : 0;
         eager = eager_fits && engine_ok && direct_eager_learned(hint, length);
     }
     if (eager) {
         /* an eager send (pack, one fragment, unpack) is cheaper */
         rc = engine_ok ? direct_send_eager(sendreq, bml_btl, layout, length)
                        : OMPI_ERR_NOT_SUPPORTED;
+        if (0 != start && OMPI_SUCCESS == rc) {
+            mca_pml_ob1_direct_model_sent(peer_key, *key, hint, layout, true,
+                                          mca_pml_ob1_direct_model_now() - start);
+        }
         opal_datatype_direct_layout_release(release);
         direct.eager++;
         return rc;
@@ -924,6 +929,9 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
      * buffer that it wrote or read last, and those lines stay in its cache. */
     desc->sender_from_back = mca_pml_ob1_direct_params.chunk_affinity && 0 < order;
     desc->path_hint = hint;
+    desc->send_start_ns = start;
+    desc->send_peer = peer_key;
+    desc->send_key = *key;
     direct_stage_prepare(desc, length);
     desc->recv_layout = NULL;
     desc->recv_buf = NULL;
@@ -976,6 +984,10 @@ static void direct_send_complete(mca_pml_ob1_direct_desc_t *desc)
     if (!opal_atomic_compare_exchange_strong_32(&desc->send_state, &active,
                                                 MCA_PML_OB1_DIRECT_DONE)) {
         return;
+    }
+    if (0 != desc->send_start_ns) {
+        mca_pml_ob1_direct_model_sent(desc->send_peer, desc->send_key, desc->path_hint, NULL, false,
+                                      mca_pml_ob1_direct_model_now() - desc->send_start_ns);
     }
     sendreq = desc->sendreq;
     sendreq->req_direct = NULL;

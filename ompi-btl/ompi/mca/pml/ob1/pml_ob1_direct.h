@@ -107,6 +107,9 @@ struct mca_pml_ob1_direct_desc_t {
     /** the send layout when this transfer owns it, NULL when it is borrowed
      *  from the datatype's layout cache */
     opal_datatype_direct_layout_t *send_layout_release;
+    /** a leader's timed send (mca_pml_ob1_direct_model_sent): its start,
+     *  0 when not timed, the peer's name and the send layout's shape key */
+    uint64_t send_start_ns, send_peer, send_key;
     volatile int32_t send_state; /**< MCA_PML_OB1_DIRECT_{ACTIVE,DONE,DECLINED} */
     volatile int32_t refs;       /**< sender's poll entry + receiver (until recv_done or its ACK) */
 };

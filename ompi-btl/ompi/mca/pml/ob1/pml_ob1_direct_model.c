@@ -76,7 +76,13 @@
  * peer into a layout of the send layout's shape (model_lead), and the
  * other takes that path.  Two receivers deciding alone can settle on
  * different paths for the two ways of an exchange, and then the lines of
- * a buffer sent and received into change cores on every message.
+ * a buffer sent and received into change cores on every message.  The
+ * leader also times its own sends of that shape under each path (a
+ * rendezvous to the sender's completion; an eager send, which it makes on
+ * the staged path, to its fragment's post plus the predicted unpack), and
+ * a path's cost is its receive cost plus its send cost once every measured
+ * path has both: the window at the receiver does not see what a path does
+ * to the other way of the exchange.
  */
 
 #include "ompi_config.h"
@@ -343,6 +349,13 @@ struct model_lead {
     uint64_t peer; /* the sender's name */
     uint64_t key;  /* model_shape_key() of the receive layout; 0: free */
     int path;
+    /* the leader's own sends of a layout of this shape to peer: the last
+     * MODEL_RING times under each path (model_sent) */
+    double send[MCA_PML_OB1_DIRECT_PATHS][MODEL_RING];
+    unsigned send_n[MCA_PML_OB1_DIRECT_PATHS];
+    unsigned sends;  /* sends that looked the record up (one in MODEL_MEASURE_EVERY is timed) */
+    bool compare;    /* the receives tried more than one path: time the sends */
+    double unpack;   /* predicted unpack of an eager send at the peer, < 0: not yet */
 };
 
 static struct {
@@ -352,6 +365,8 @@ static struct {
     struct model_lead leads[MODEL_LEADS];
     uint64_t count[MCA_PML_OB1_DIRECT_PATHS], timed[MCA_PML_OB1_DIRECT_PATHS];
     double predicted[MCA_PML_OB1_DIRECT_PATHS], measured[MCA_PML_OB1_DIRECT_PATHS];
+    uint64_t sends[MCA_PML_OB1_DIRECT_PATHS]; /* a leader's timed sends, per hint */
+    double sent[MCA_PML_OB1_DIRECT_PATHS];    /* and their times (model_sent) */
     uint64_t switches;
 } state;
 
@@ -368,6 +383,8 @@ void mca_pml_ob1_direct_model_init(void)
     memset(state.timed, 0, sizeof(state.timed));
     memset(state.predicted, 0, sizeof(state.predicted));
     memset(state.measured, 0, sizeof(state.measured));
+    memset(state.sends, 0, sizeof(state.sends));
+    memset(state.sent, 0, sizeof(state.sent));
     state.switches = 0;
     OBJ_CONSTRUCT(&state.lock, opal_mutex_t);
 }
@@ -382,6 +399,13 @@ void mca_pml_ob1_direct_model_fini(bool print, unsigned rank)
                 " predicted %.3f us measured %.3f us (means; %" PRIu64 " timed)\n",
                 rank, path_name[p], state.count[p], state.predicted[p] / n / 1000.0,
                 state.measured[p] / m / 1000.0, state.timed[p]);
+    }
+    for (int p = 0; print && p < MCA_PML_OB1_DIRECT_PATHS; p++) {
+        double n = state.sends[p] ? (double) state.sends[p] : 1.0;
+        fprintf(stderr,
+                "[pml_ob1 direct model] rank %u: leader's sends on %s: %" PRIu64
+                " timed, %.3f us (mean)\n",
+                rank, path_name[p], state.sends[p], state.sent[p] / n / 1000.0);
     }
     if (print) {
         fprintf(stderr, "[pml_ob1 direct model] rank %u: switches %" PRIu64 "\n", rank,
@@ -560,16 +584,37 @@ static struct mca_pml_ob1_direct_pair_t *model_pair(uint64_t sig)
 
 /* A path's cost: the least of its kept samples (noise only ever adds time:
  * a preemption, the peer's cache misses after it changed path). */
-static double model_cost(const struct mca_pml_ob1_direct_pair_t *p, int path)
+static double model_least(const double *sample, unsigned n)
 {
-    unsigned n = p->n[path];
-    double m = p->sample[path][0];
+    double m = sample[0];
 
     n = n < MODEL_RING ? n : MODEL_RING;
     for (unsigned i = 1; i < n; i++) {
-        m = p->sample[path][i] < m ? p->sample[path][i] : m;
+        m = sample[i] < m ? sample[i] : m;
     }
     return m;
+}
+
+/* A path's receive cost (the pair's samples), plus, at a leader whose
+ * sends of this shape were timed (send != NULL), what the path costs
+ * those sends. */
+static double model_cost(const struct mca_pml_ob1_direct_pair_t *p, int path, const double *send)
+{
+    return model_least(p->sample[path], p->n[path]) + (send ? send[path] : 0.0);
+}
+
+/* The leader's sends under each path (send[q], HUGE_VAL: not measured);
+ * false when none of its sends of this shape was timed. */
+static bool model_send_costs(const struct model_lead *ld, double send[MCA_PML_OB1_DIRECT_PATHS])
+{
+    bool any = false;
+
+    for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
+        send[q] = ld->send_n[q] >= MODEL_SAMPLES ? model_least(ld->send[q], ld->send_n[q])
+                                                 : HUGE_VAL;
+        any |= 0 != ld->send_n[q];
+    }
+    return any;
 }
 
 /* The path for the next message of pair p, the model's being `path`; ns
@@ -579,7 +624,7 @@ static double model_cost(const struct mca_pml_ob1_direct_pair_t *p, int path)
  * and a record on every small message cost more than the choice saves).
  * Under state.lock. */
 static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, const double *ns,
-                              const double *lo, bool *timed)
+                              const double *lo, double *send, bool *timed)
 {
     int best = path, second = -1, explore = -1;
     double m, best_cost, second_cost = HUGE_VAL, least;
@@ -587,12 +632,34 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
     if (p->n[path] < MODEL_SAMPLES) {
         return path;
     }
-    m = best_cost = least = model_cost(p, path);
+    /* a leader's path measured on its receives but not yet on its sends is
+     * taken again (its sends follow it), for at most MODEL_RING messages;
+     * after that the paths are compared on the receives alone.  A send
+     * the peer declines (cico: ob1's own rendezvous) is not timed: it costs
+     * what the receive costs plus the handshake that the direct path's
+     * sends show beyond its receives. */
+    for (int q = 0; NULL != send && q < MCA_PML_OB1_DIRECT_PATHS; q++) {
+        if (HUGE_VAL == ns[q] || p->n[q] < MODEL_SAMPLES || HUGE_VAL != send[q]) {
+            continue;
+        }
+        if (MCA_PML_OB1_DIRECT_PATH_CICO == q) {
+            int d = MCA_PML_OB1_DIRECT_PATH_DIRECT;
+            if (p->n[d] >= MODEL_SAMPLES && HUGE_VAL != send[d]) {
+                send[q] = model_cost(p, q, NULL) + send[d] - model_cost(p, d, NULL);
+                continue;
+            }
+        } else if (p->n[q] < MODEL_SAMPLES + MODEL_RING) {
+            return q;
+        }
+        send = NULL;
+    }
+    least = model_cost(p, path, NULL);
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
-        if (q != path && p->n[q] >= MODEL_SAMPLES && model_cost(p, q) < least) {
-            least = model_cost(p, q);
+        if (q != path && p->n[q] >= MODEL_SAMPLES && model_cost(p, q, NULL) < least) {
+            least = model_cost(p, q, NULL);
         }
     }
+    m = best_cost = model_cost(p, path, send);
     /* explore the paths that might cost not far above the cheapest one
      * measured so far, the most promising first */
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
@@ -610,7 +677,7 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         if (q == path || HUGE_VAL == ns[q] || p->n[q] < MODEL_SAMPLES) {
             continue;
         }
-        c = model_cost(p, q);
+        c = model_cost(p, q, send);
         if (c < best_cost && c < (1.0 - MODEL_MARGIN) * m) {
             if (best_cost < second_cost) {
                 second = best, second_cost = best_cost;
@@ -633,6 +700,18 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
     }
     *timed = 0 == p->settled++ % MODEL_MEASURE_EVERY;
     return best;
+}
+
+/* Paths of pair p measured or about to be (path): with one alone, there
+ * is nothing to compare and a leader does not time its sends. */
+static int model_paths_tried(const struct mca_pml_ob1_direct_pair_t *p, int path)
+{
+    int n = 0;
+
+    for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
+        n += q == path || 0 != p->n[q];
+    }
+    return n;
 }
 
 /* The forced path of the mode, or -1 (the model chooses). */
@@ -697,12 +776,27 @@ static struct model_lead *model_lead(uint64_t peer, uint64_t key)
     return &state.leads[(h ^ (h >> 32)) % MODEL_LEADS];
 }
 
-int mca_pml_ob1_direct_model_hint(uint64_t peer, const opal_datatype_direct_layout_t *l,
-                                  uint64_t *key)
+/* The lead record of peer and shape key, taken over (emptied) when it
+ * holds another's. */
+static struct model_lead *model_lead_take(uint64_t peer, uint64_t key)
 {
-    const struct model_lead *ld;
+    struct model_lead *ld = model_lead(peer, key);
+
+    if (ld->key != key || ld->peer != peer) {
+        memset(ld, 0, sizeof(*ld));
+        ld->peer = peer, ld->key = key;
+        ld->unpack = -1.0;
+    }
+    return ld;
+}
+
+int mca_pml_ob1_direct_model_hint(uint64_t peer, const opal_datatype_direct_layout_t *l,
+                                  uint64_t *key, bool *timed)
+{
+    struct model_lead *ld;
     int path = -1;
 
+    *timed = false;
     if (MODEL_MODE_MODEL != model.mode || !model.follow) {
         return -1;
     }
@@ -715,9 +809,41 @@ int mca_pml_ob1_direct_model_hint(uint64_t peer, const opal_datatype_direct_layo
     ld = model_lead(peer, *key);
     if (ld->key == *key && ld->peer == peer) {
         path = ld->path;
+        /* every send until the path has its samples, then one in so many */
+        *timed = ld->compare && (ld->send_n[path] < MODEL_SAMPLES ||
+                                 0 == ld->sends++ % MODEL_MEASURE_EVERY);
     }
     OPAL_THREAD_UNLOCK(&state.lock);
     return path;
+}
+
+void mca_pml_ob1_direct_model_sent(uint64_t peer, uint64_t key, int path,
+                                   const opal_datatype_direct_layout_t *l, bool eager,
+                                   uint64_t ns)
+{
+    struct model_lead *ld;
+    double t = (double) ns;
+
+    if (path < 0 || path >= MCA_PML_OB1_DIRECT_PATHS) {
+        return;
+    }
+    OPAL_THREAD_LOCK(&state.lock);
+    ld = model_lead(peer, key);
+    if (ld->key == key && ld->peer == peer) {
+        if (eager && NULL != l) {
+            if (ld->unpack < 0) {
+                opal_datatype_direct_shape_t x;
+                opal_datatype_direct_layout_shape(l, &x);
+                ld->unpack = model_eager_side(&x);
+            }
+            t += ld->unpack;
+        }
+        state.sends[path]++;
+        state.sent[path] += t;
+        ld->send[path][ld->send_n[path] % MODEL_RING] = t;
+        ld->send_n[path] = ld->send_n[path] < UINT_MAX ? ld->send_n[path] + 1 : MODEL_RING;
+    }
+    OPAL_THREAD_UNLOCK(&state.lock);
 }
 
 int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
@@ -745,16 +871,20 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
     if (follow) {
         path = peer->hint;
     } else if (path < 0) {
+        struct model_lead *ld = peer->lead && model.follow ? model_lead_take(peer->name, pr->rkey)
+                                                           : NULL;
         path = pr->path;
         if (model.learn) {
+            double send[MCA_PML_OB1_DIRECT_PATHS];
+            bool sends = NULL != ld && model_send_costs(ld, send);
             choice->sig = pr->sig;
             choice->pair = model_pair(pr->sig);
-            path = model_learned_path(choice->pair, path, pr->ns, pr->lo, &timed);
+            path = model_learned_path(choice->pair, path, pr->ns, pr->lo, sends ? send : NULL,
+                                      &timed);
         }
-        if (peer->lead && model.follow) {
-            struct model_lead *ld = model_lead(peer->name, pr->rkey);
-            ld->peer = peer->name, ld->key = pr->rkey;
+        if (NULL != ld) {
             ld->path = path;
+            ld->compare = NULL != choice->pair && model_paths_tried(choice->pair, path) > 1;
         }
     }
     state.count[path]++;

@@ -78,9 +78,19 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
 
 /** Sender that leads (its name is the lower): the path it last chose for a
  *  message from peer into a layout of l's shape, -1 when none (or nothing
- *  to follow).  *key caches l's shape key (0: not computed yet). */
+ *  to follow).  *key caches l's shape key (0: not computed yet).  *timed:
+ *  report this send's time with mca_pml_ob1_direct_model_sent. */
 int mca_pml_ob1_direct_model_hint(uint64_t peer, const opal_datatype_direct_layout_t *l,
-                                  uint64_t *key);
+                                  uint64_t *key, bool *timed);
+
+/** Sender that leads, after a timed send of layout l (shape key `key`) to
+ *  peer under the hint `path`: it took ns from its start to the sender's
+ *  completion (eager: to the fragment's post; the model adds its
+ *  prediction of the receiver's unpack).  The leader's choice of a path
+ *  counts what the path costs its own sends too. */
+void mca_pml_ob1_direct_model_sent(uint64_t peer, uint64_t key, int path,
+                                   const opal_datatype_direct_layout_t *l, bool eager,
+                                   uint64_t ns);
 
 /** Sender, for a message that fits an eager fragment: is an eager send
  *  (pack, fragment, unpack) predicted cheaper than the direct rendezvous,
