@@ -861,7 +861,7 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     opal_datatype_direct_layout_t *layout, *release;
     mca_pml_ob1_direct_desc_t *desc;
     struct direct_cached *cached;
-    uint64_t length = base->req_bytes_packed, chunk, shape_key = 0, *key, peer_key, start = 0;
+    uint64_t length = base->req_bytes_packed, chunk, shape_key = 0, *key, peer_key = 0, start = 0;
     const opal_process_name_t *peer;
     int rc, order, hint = -1;
     bool eager, eager_fits, engine_ok, timed = false;
@@ -889,13 +889,13 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
                 (MCA_PML_BASE_SEND_STANDARD == base->req_send_mode ||
                  MCA_PML_BASE_SEND_READY == base->req_send_mode);
     peer = &sendreq->req_send.req_base.req_proc->super.proc_name;
-    peer_key = direct_name_key(peer);
     key = cached ? &cached->shape_key : &shape_key;
     order = ompi_rte_compare_name_fields(OMPI_RTE_CMP_ALL, OMPI_PROC_MY_NAME, peer);
     eager = eager_fits && direct_eager(layout, cached);
     if (!eager && 0 > order) {
         /* this process leads the pair (direct_lower): the path it last took
          * from the peer into a layout of this shape, -1: none */
+        peer_key = direct_name_key(peer);
         hint = mca_pml_ob1_direct_model_hint(peer_key, layout, key, &timed);
         start = timed ? mca_pml_ob1_direct_model_now() : 0;
         eager = eager_fits && engine_ok && direct_eager_learned(hint, length);
@@ -930,8 +930,10 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     desc->sender_from_back = mca_pml_ob1_direct_params.chunk_affinity && 0 < order;
     desc->path_hint = hint;
     desc->send_start_ns = start;
-    desc->send_peer = peer_key;
-    desc->send_key = *key;
+    if (0 != start) { /* a leader's timed send */
+        desc->send_peer = peer_key;
+        desc->send_key = *key;
+    }
     direct_stage_prepare(desc, length);
     desc->recv_layout = NULL;
     desc->recv_buf = NULL;

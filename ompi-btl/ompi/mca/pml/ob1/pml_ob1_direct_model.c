@@ -595,6 +595,13 @@ static double model_least(const double *sample, unsigned n)
     return m;
 }
 
+/* Keeps t in a ring of MODEL_RING samples holding n so far. */
+static void model_ring_add(double *ring, unsigned *n, double t)
+{
+    ring[*n % MODEL_RING] = t;
+    *n = *n < UINT_MAX ? *n + 1 : MODEL_RING;
+}
+
 /* A path's receive cost (the pair's samples), plus, at a leader whose
  * sends of this shape were timed (send != NULL), what the path costs
  * those sends. */
@@ -840,8 +847,7 @@ void mca_pml_ob1_direct_model_sent(uint64_t peer, uint64_t key, int path,
         }
         state.sends[path]++;
         state.sent[path] += t;
-        ld->send[path][ld->send_n[path] % MODEL_RING] = t;
-        ld->send_n[path] = ld->send_n[path] < UINT_MAX ? ld->send_n[path] + 1 : MODEL_RING;
+        model_ring_add(ld->send[path], &ld->send_n[path], t);
     }
     OPAL_THREAD_UNLOCK(&state.lock);
 }
@@ -907,8 +913,7 @@ void mca_pml_ob1_direct_model_done(mca_pml_ob1_direct_choice_t *choice)
         state.timed[path] > MODEL_WARMUP) {
         struct mca_pml_ob1_direct_pair_t *p = choice->pair;
 
-        p->sample[path][p->n[path] % MODEL_RING] = t;
-        p->n[path] = p->n[path] < UINT_MAX ? p->n[path] + 1 : MODEL_RING;
+        model_ring_add(p->sample[path], &p->n[path], t);
     }
     OPAL_THREAD_UNLOCK(&state.lock);
     choice->start_ns = 0;
