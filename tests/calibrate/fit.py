@@ -46,7 +46,7 @@ def main():
     index = [dict(cal.vector_shape(8, 512, 64), index_blocks=512),
              dict(cal.vector_shape(4, 2048, 32), index_blocks=2048, index_shared_lines=512)]
     true = {"o_cico": 900.0, "frag": 3800.0, "o_staged": 400.0, "stage": 480.0, "far": 6.5,
-            "cross": 0.05, "cross_small": 0.09, "o_direct": 1900.0, "g2": 0.1,
+            "cross": 0.05, "cross_small": 0.09, "pack_scale": 1.6, "o_direct": 1900.0, "g2": 0.1,
             "line": 3.0, "index_direct": 7.0, "index_shared": 30.0}
 
     def timed(path):
@@ -58,7 +58,8 @@ def main():
         return pts
 
     got = cal.fit(timed("cico") + timed("staged"),
-                  ["o_cico", "frag", "o_staged", "stage", "far", "cross", "cross_small"])
+                  ["o_cico", "frag", "o_staged", "stage", "far", "cross", "cross_small",
+                   "pack_scale"])
     tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
         "copy-in/copy-out and staged together: %s" % ", ".join(
             "%s %.4g" % kv for kv in sorted(got.items())))
@@ -75,7 +76,8 @@ def main():
         "a negative cost comes out 0: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
     # the residuals it reports: none on exact times, the error of one point off by 40 %
     pts = timed("cico")
-    fitted = dict(p, **cal.fit(pts, ["o_cico", "frag", "far", "cross", "cross_small"]))
+    fitted = dict(p, **cal.fit(pts, ["o_cico", "frag", "far", "cross", "cross_small",
+                                          "pack_scale"]))
     med, worst = cal.residuals(fitted, pts)
     off = [(x, t * 1.4 if i == 0 else t) for i, (x, t) in enumerate(pts)]
     med2, worst2 = cal.residuals(fitted, off)
