@@ -28,7 +28,7 @@ BENCH_CFLAGS := $(USER_CFLAGS) -Ibench/common
 BENCH_COMMON := $(wildcard bench/common/*.c)
 BENCH_HDRS := $(wildcard bench/common/*.h bench/ddt/*.h)
 BENCH_BINS := $(BENCH_OUT)/ddt $(BENCH_OUT)/fft2d $(BENCH_OUT)/lu $(BENCH_OUT)/pingpong \
-	$(BENCH_OUT)/memcpy-bw
+	$(BENCH_OUT)/memcpy-bw $(BENCH_OUT)/frag-cross
 BENCH_DEPS_STAMP := $(BUILD)/.deps-bench
 
 ALL_TARGETS += $(BENCH_BINS) $(BENCH_OUT)/mpi.env
@@ -61,6 +61,10 @@ $(BENCH_OUT)/pingpong: bench/pingpong/pingpong.c $(BENCH_COMMON) $(BENCH_HDRS) $
 	$(Q)$(MPICC) $(BENCH_CFLAGS) -o $@ $(filter %.c,$^)
 
 $(BENCH_OUT)/memcpy-bw: bench/memcpy-bw/memcpy-bw.c bench/common/stats.c bench/common/stats.h
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Ibench/common -pthread -o $@ $(filter %.c,$^)
+
+$(BENCH_OUT)/frag-cross: bench/frag-cross/frag-cross.c bench/common/stats.c bench/common/stats.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -Ibench/common -pthread -o $@ $(filter %.c,$^)
 

@@ -6,7 +6,7 @@
 #     --mca btl self,vader (np 2 and np 3) and, when ompi_info lists btl
 #     pvas, under self,pvas (otherwise a "# note:" says they were not run);
 #   - fft2d and lu verification at a small size with 2 and 4 ranks;
-#   - pingpong data check;
+#   - pingpong data check; frag-cross (two threads, no MPI) data check;
 #   - negative tests: --inject-error must make each checker fail.
 # The harness's ratio logic (bench/compare, bench/summarize-runs) is checked
 # without MPI by tests/bench/ratios.py on the JSON fixtures next to it.
@@ -113,6 +113,19 @@ neg neg-lu 4 self,vader "$bin/lu" --nx 40 --ny 36 --iters 10
 tap $? "lu --inject-error is detected"
 neg neg-pingpong 2 self,vader "$bin/pingpong" --max 4096 --iters 5
 tap $? "pingpong --inject-error is detected"
+
+# frag-cross: two threads pass packed blocks through a buffer (no MPI)
+"$bin/frag-cross" --reps 1 --handoffs 3 >"$logs/frag-cross.out" 2>"$logs/frag-cross.err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c '^[0-9]*,[0-9]*,32768,' "$logs/frag-cross.out")" -eq 8 ]
+rc=$?
+[ $rc -eq 0 ] || diag frag-cross
+tap $rc "frag-cross data check, blocks of 8 B - 4 KiB between CPUs 0 and 1 (8 rows)"
+"$bin/frag-cross" --reps 1 --handoffs 3 --blocks 64 --inject-error \
+	>"$logs/neg-frag-cross.out" 2>"$logs/neg-frag-cross.err"
+rc=$?
+grep -q "CHECK FAILED" "$logs/neg-frag-cross.err" && [ $rc -eq 1 ]
+tap $? "frag-cross --inject-error is detected"
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
