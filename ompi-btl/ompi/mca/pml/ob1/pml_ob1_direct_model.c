@@ -49,8 +49,9 @@
  * other reads, a cache line moved between the cores every 64 bytes.
  * small (cross_small): per byte, besides, of x's blocks of at most 512
  * bytes, b(x) (at most 512 per such block), that a side copies into or
- * out of the fragment or ring: a copy that small moves the lines it
- * shares with the other core one by one instead of streaming them.
+ * out of the fragment or ring.  A fitted term: in the ping-pongs such
+ * copies cost more per byte than long blocks, while the crossing alone
+ * (bench/frag-cross) costs about as much per line for every block size.
  *
  * All costs are nanoseconds.
  *
