@@ -65,13 +65,18 @@ static void unpack(const struct run *r, unsigned char *arr)
 		memcpy(arr + i * r->stride, r->buf + i * r->bs, r->bs);
 }
 
+/* Binds the calling thread to CPU c; says why not and returns -1. */
 static int pin(int c)
 {
 	cpu_set_t set;
+	int rc;
 
 	CPU_ZERO(&set);
 	CPU_SET(c, &set);
-	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (rc)
+		fprintf(stderr, "frag-cross: pthread_setaffinity_np CPU %d: %s\n", c, strerror(rc));
+	return rc ? -1 : 0;
 }
 
 struct side {
@@ -83,13 +88,9 @@ static void *turns(void *arg)
 {
 	struct side *s = arg;
 	struct run *r = s->r;
-	int rc = pin(cpu[s->me]);
 
-	if (rc) {
-		fprintf(stderr, "frag-cross: pthread_setaffinity_np CPU %d: %s\n", cpu[s->me],
-			strerror(rc));
+	if (pin(cpu[s->me]))
 		exit(1);
-	}
 	pthread_barrier_wait(&r->bar);
 	double t0 = bench_now_us();
 	for (int h = s->me; h < handoffs; h += 2) {
@@ -170,12 +171,8 @@ static int measure(size_t bs)
 		goto out;
 	}
 	rc = pin(cpu[0]);
-	if (rc) {
-		fprintf(stderr, "frag-cross: pthread_setaffinity_np CPU %d: %s\n", cpu[0],
-			strerror(rc));
-		rc = -1;
+	if (rc)
 		goto out;
-	}
 	for (int k = 0; k < reps; k++) {
 		for (int i = 0; i < 2; i++)
 			memset(r.arr[i], i + 1, 2 * span);
