@@ -6,7 +6,8 @@
 #     --mca btl self,vader (np 2 and np 3) and, when ompi_info lists btl
 #     pvas, under self,pvas (otherwise a "# note:" says they were not run);
 #   - fft2d and lu verification at a small size with 2 and 4 ranks;
-#   - pingpong data check; frag-cross (two threads, no MPI) data check;
+#   - pingpong data check, contiguous and a vector (its gaps too);
+#     frag-cross (two threads, no MPI) data check;
 #   - negative tests: --inject-error must make each checker fail.
 # The harness's ratio logic (bench/compare, bench/summarize-runs) is checked
 # without MPI by tests/bench/ratios.py on the JSON fixtures next to it.
@@ -86,6 +87,11 @@ apps_suite() { # apps_suite BTLNAME BTL
 	rc=$?
 	[ $rc -eq 0 ] || diag "pingpong-$tag"
 	tap $rc "pingpong 1 B - 1 MiB data check, btl $btl"
+	mpi "pingpong-vector-$tag" 2 "$btl" "$bin/pingpong" --block 24 --stride 100 --max 1048576 \
+		--step 4 --iters 20
+	rc=$?
+	[ $rc -eq 0 ] || diag "pingpong-vector-$tag"
+	tap $rc "pingpong vector of 24-byte blocks, stride 100, up to 1 MiB: data and gaps, btl $btl"
 }
 
 ddt_suite vader self,vader
@@ -113,6 +119,8 @@ neg neg-lu 4 self,vader "$bin/lu" --nx 40 --ny 36 --iters 10
 tap $? "lu --inject-error is detected"
 neg neg-pingpong 2 self,vader "$bin/pingpong" --max 4096 --iters 5
 tap $? "pingpong --inject-error is detected"
+neg neg-pingpong-vector 2 self,vader "$bin/pingpong" --block 24 --stride 100 --max 4096 --iters 5
+tap $? "pingpong --block --inject-error is detected"
 
 # frag-cross: two threads pass packed blocks through a buffer (no MPI)
 "$bin/frag-cross" --reps 1 --handoffs 3 >"$logs/frag-cross.out" 2>"$logs/frag-cross.err"
