@@ -17,7 +17,10 @@
  * --bytes, and per cache line of them.  Each figure is the median over
  * --reps of a timed loop.  The turn is a spinning flag: the benchmark times
  * cache lines moving between two cores, which a sleeping wait would hide
- * behind the scheduler.  After the loops every unpacked block is checked
+ * behind the scheduler.  --copy rep-movsb copies each block with the x86
+ * string move instead of memcpy: glibc's memcpy switches to it only above
+ * its rep_movsb_threshold (`ld.so --list-diagnostics`) and runs a vector
+ * loop below it.  After the loops every unpacked block is checked
  * (CHECK FAILED and exit status 1 on a mismatch; --inject-error flips one
  * byte first).
  */
@@ -34,7 +37,7 @@
 #include <string.h>
 
 static size_t bytes = 32768;
-static int reps = 11, handoffs = 2000, cpu[2] = {0, 1}, inject;
+static int reps = 11, handoffs = 2000, cpu[2] = {0, 1}, inject, rep_movsb;
 
 /* One block size's arrays and buffer. */
 struct run {
@@ -53,16 +56,28 @@ static void cpu_relax(void)
 #endif
 }
 
+/* One block: memcpy, or with --copy rep-movsb the string move. */
+static inline void copy_block(unsigned char *d, const unsigned char *s, size_t n)
+{
+#if defined(__x86_64__)
+	if (rep_movsb) {
+		__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+		return;
+	}
+#endif
+	memcpy(d, s, n);
+}
+
 static void pack(const struct run *r, const unsigned char *arr)
 {
 	for (size_t i = 0; i < r->nb; i++)
-		memcpy(r->buf + i * r->bs, arr + i * r->stride, r->bs);
+		copy_block(r->buf + i * r->bs, arr + i * r->stride, r->bs);
 }
 
 static void unpack(const struct run *r, unsigned char *arr)
 {
 	for (size_t i = 0; i < r->nb; i++)
-		memcpy(arr + i * r->stride, r->buf + i * r->bs, r->bs);
+		copy_block(arr + i * r->stride, r->buf + i * r->bs, r->bs);
 }
 
 /* Binds the calling thread to CPU c; says why not and returns -1. */
@@ -218,11 +233,12 @@ int main(int argc, char **argv)
 	    {"bytes", required_argument, 0, 'b'}, {"blocks", required_argument, 0, 'B'},
 	    {"reps", required_argument, 0, 'r'},  {"handoffs", required_argument, 0, 'n'},
 	    {"cpus", required_argument, 0, 'c'},  {"inject-error", no_argument, 0, 'i'},
-	    {"help", no_argument, 0, 'h'},	  {0, 0, 0, 0}};
+	    {"copy", required_argument, 0, 'C'},  {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0}};
 	const char *blocks = "8,32,64,128,256,512,1024,4096";
 	int ch, rc = 0;
 
-	while ((ch = getopt_long(argc, argv, "b:B:r:n:c:ih", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "b:B:r:n:c:C:ih", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
 			bytes = (size_t)atoll(optarg);
@@ -245,6 +261,20 @@ int main(int argc, char **argv)
 		case 'i':
 			inject = 1;
 			break;
+		case 'C':
+			if (!strcmp(optarg, "rep-movsb")) {
+#if defined(__x86_64__)
+				rep_movsb = 1;
+#else
+				fprintf(stderr, "frag-cross: --copy rep-movsb: x86-64 only\n");
+				return 2;
+#endif
+			} else if (strcmp(optarg, "memcpy")) {
+				fprintf(stderr,
+					"frag-cross: --copy '%s': memcpy or rep-movsb\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			printf(
 			    "usage: frag-cross [--bytes B (default 32768)] [--blocks LIST (default "
@@ -252,8 +282,8 @@ int main(int argc, char **argv)
 			    "                  [--reps N (default 11)] [--handoffs K (default "
 			    "2000)] "
 			    "[--cpus A,B (default 0,1)]\n"
-			    "                  [--inject-error (flip one unpacked byte: the check "
-			    "must fail)]\n"
+			    "                  [--copy memcpy|rep-movsb (default memcpy)] "
+			    "[--inject-error (flip one unpacked byte: the check must fail)]\n"
 			    "Packed blocks passed between two cores through a buffer, against one "
 			    "core; ns per hand-off (median of N).\n"
 			    "CSV: block_bytes,blocks,bytes,one_core_ns,two_cores_ns,handoff_ns,"

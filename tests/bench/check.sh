@@ -7,7 +7,7 @@
 #     pvas, under self,pvas (otherwise a "# note:" says they were not run);
 #   - fft2d and lu verification at a small size with 2 and 4 ranks;
 #   - pingpong data check, contiguous and a vector (its gaps too);
-#     frag-cross (two threads, no MPI) data check;
+#     frag-cross (two threads, no MPI) data check, memcpy and rep movsb;
 #   - negative tests: --inject-error must make each checker fail.
 # The harness's ratio logic (bench/compare, bench/summarize-runs) is checked
 # without MPI by tests/bench/ratios.py on the JSON fixtures next to it.
@@ -134,6 +134,17 @@ tap $rc "frag-cross data check, blocks of 8 B - 4 KiB between CPUs 0 and 1 (8 ro
 rc=$?
 grep -q "CHECK FAILED" "$logs/neg-frag-cross.err" && [ $rc -eq 1 ]
 tap $? "frag-cross --inject-error is detected"
+if [ "$(uname -m)" = x86_64 ]; then
+	"$bin/frag-cross" --reps 1 --handoffs 3 --copy rep-movsb >"$logs/frag-cross-rep.out" \
+		2>"$logs/frag-cross-rep.err"
+	rc=$?
+	[ $rc -eq 0 ] && [ "$(grep -c '^[0-9]*,[0-9]*,32768,' "$logs/frag-cross-rep.out")" -eq 8 ]
+	rc=$?
+	[ $rc -eq 0 ] || diag frag-cross-rep
+	tap $rc "frag-cross --copy rep-movsb data check (8 rows)"
+else
+	echo "# note: frag-cross --copy rep-movsb not run: x86-64 only"
+fi
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
