@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/calibrate/check.sh : TAP checks of the cost model's calibration
 # (ompi-btl/calibrate): pvas-calibrate measures this node and writes every
-# pml_ob1_direct_model_* parameter into an MCA parameter file, Open MPI
+# pml_ob1_direct_model_* parameter and pml_ob1_direct_chunks into an MCA
+# parameter file, Open MPI
 # reads that file (ompi_info shows each value with the file as its source),
 # and a rerun replaces the calibration instead of adding a second one.
 # Writes only into a scratch file, never into the prefix.
@@ -34,8 +35,9 @@ missing=
 for p in $PARAMS; do
 	grep -Eq "^pml_ob1_direct_model_$p = [0-9.e+-]+(,[0-9.e+-]+){0,5}$" "$conf" || missing="$missing $p"
 done
+grep -Eq "^pml_ob1_direct_chunks = [1-9][0-9]*$" "$conf" || missing="$missing chunks"
 if [ -z "$missing" ]; then
-	echo "ok 2 - the file sets all ${PARAMS// /, } to numbers"
+	echo "ok 2 - the file sets all ${PARAMS// /, } and pml_ob1_direct_chunks to numbers"
 else
 	echo "not ok 2 - the file lacks or garbles:$missing"
 fi
@@ -54,6 +56,10 @@ for p in $PARAMS; do
 		bad="$bad $p(file '$want', ompi_info '$got' from '$src')"
 	fi
 done
+want=$(sed -n "s/^pml_ob1_direct_chunks = //p" "$conf")
+got=$(sed -n "s/^mca:pml:ob1:param:pml_ob1_direct_chunks:value://p" "$scratch/info")
+src=$(sed -n "s/^mca:pml:ob1:param:pml_ob1_direct_chunks:source://p" "$scratch/info")
+[ "$want" = "$got" ] && [[ $src == file* ]] || bad="$bad chunks(file '$want', ompi_info '$got' from '$src')"
 if [ -z "$bad" ]; then
 	echo "ok 3 - ompi_info shows every calibrated value, from the file"
 else
