@@ -89,6 +89,21 @@ def ompi_params(env, framework, component):
     return out
 
 
+def param_files(env, path):
+    """(--mca arguments that make Open MPI read the parameter file path
+    before its default ones, the file's settings for the report)."""
+    try:
+        with open(path) as f:
+            settings = [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+    except OSError as e:
+        die("read %s: %s (errno %d)" % (path, e.strerror, e.errno))
+    files = ompi_params(env, "mca", "base").get("mca_base_param_files")
+    if not files:
+        die("%s shows no mca_base_param_files" % env["OMPI_INFO"])
+    return (["--mca", "mca_base_param_files", os.path.abspath(path) + "," + files],
+            "; ".join(settings))
+
+
 def probe(env, build, mca, need_btl, btls, reject=None):
     """Return None if configuration mca works (btl need_btl listed, a tiny
     pingpong run succeeds), else the reason.  reject = (regex, text): the

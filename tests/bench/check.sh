@@ -146,5 +146,22 @@ else
 	echo "# note: frag-cross --copy rep-movsb not run: x86-64 only"
 fi
 
+# bench/compare --params: every run reads the file first and still reads
+# the prefix's own parameter file (btl pvas needs its fork agent from it)
+if "$OMPI_INFO" 2>/dev/null | grep -Eq 'MCA btl: pvas[ (]'; then
+	printf 'pml_ob1_direct_chunks = 4\n' >"$logs/compare-params.conf"
+	rm -rf "$logs/compare-params"
+	timeout 600 bench/compare --bench pingpong --quick --rounds 1 --configs pvas \
+		--params "$logs/compare-params.conf" --build "$bin" --results "$logs/compare-params" \
+		--name params >"$logs/compare-params.out" 2>"$logs/compare-params.err"
+	rc=$?
+	report=$(ls "$logs"/compare-params/*-params.md 2>/dev/null | head -n1)
+	[ $rc -eq 0 ] && [ -n "$report" ] && grep -q 'parameter file .*compare-params.conf read first by every run: pml_ob1_direct_chunks = 4' "$report" &&
+		! grep -q 'SKIPPED\|FAILED' "$report"
+	rc=$?
+	[ $rc -eq 0 ] || diag compare-params
+	tap $rc "bench/compare --params: the pvas runs work and the report names the file's settings"
+fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
