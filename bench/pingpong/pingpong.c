@@ -74,10 +74,14 @@ int main(int argc, char **argv)
 	const char *outpath = o.out;
 	enum ddt_format fmt = o.fmt;
 	int inject = o.inject;
+	/* stride is bounded before the product, which then cannot overflow */
 	if (p < 2 || minb < 1 || maxb < minb || maxb > (1LL << 30) || (step != 2 && step != 4) ||
-	    block < 0 || (block > 0 && (stride < block || maxb / block * stride > (1LL << 31))))
+	    block < 0 || (block == 0 && stride != 0) ||
+	    (block > 0 && (stride < block || stride > (1LL << 31) ||
+			   maxb / block * stride > (1LL << 31))))
 		bench_die("bad arguments: need >= 2 ranks (have %d), 1 <= --min <= --max <= 1 GiB, "
-			  "--step 2 or 4, --stride >= --block, spans of at most 2 GiB",
+			  "--step 2 or 4, --stride only with --block and >= it, spans of at most "
+			  "2 GiB",
 			  p);
 	size_t max = (size_t)maxb, span = block ? (size_t)(maxb / block * stride) : max;
 	unsigned char *sbuf = malloc(span), *rbuf = malloc(span);
