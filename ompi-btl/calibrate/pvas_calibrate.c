@@ -22,8 +22,14 @@
  *                        (opal_datatype_direct_shape_t): bytes blocks runs
  *                        sparse_lines index_blocks index_shared_lines
  *                        index_pages and the blocks of each class
+ *   pvas_calibrate --small      (two ranks)
+ *       sm KIND BYTES NS  median one-way time of a small message of BYTES
+ *                        bytes: KIND contig, or vector of 40-byte blocks
+ *                        80 bytes apart (below 2 KiB with the PML header:
+ *                        what btl/pvas may send through a fast box)
  *
- * Every timing is the median of --reps repetitions (default 31).
+ * Every timing is the median of --reps repetitions (default 31); a
+ * repetition of --small is 200 round trips.
  */
 #include <mpi.h>
 
@@ -292,6 +298,47 @@ static void print_shape(MPI_Datatype type)
 	printf("\n");
 }
 
+/* This rank's number; aborts unless there are exactly two. */
+static int two_ranks(const char *mode)
+{
+	int rank, size;
+
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2) {
+		if (rank == 0)
+			fprintf(stderr, "pvas_calibrate %s: needs 2 ranks, got %d\n", mode, size);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	return rank;
+}
+
+/* Median one-way ns of (buf, 1, type) sent back and forth between ranks
+ * 0 and 1 (rank 0's figure): reps samples of batch round trips each,
+ * after warm such samples.  Back to back, as DDTBench and bench/ddt time:
+ * a barrier before each round trip would add its exit skew to every
+ * sample.  t: room for reps values. */
+static double pingpong_ns(void *buf, MPI_Datatype type, int rank, int warm, int batch, double *t)
+{
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = -warm; i < reps; i++) {
+		double t0 = now_ns();
+
+		for (int k = 0; k < batch; k++) {
+			if (rank == 0) {
+				MPI_Send(buf, 1, type, 1, 0, MPI_COMM_WORLD);
+				MPI_Recv(buf, 1, type, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			} else {
+				MPI_Recv(buf, 1, type, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Send(buf, 1, type, 0, 0, MPI_COMM_WORLD);
+			}
+		}
+		if (i >= 0)
+			t[i] = (now_ns() - t0) / (2.0 * batch);
+	}
+	return median(t, reps);
+}
+
 static void pingpong(void)
 {
 	/* dense and sparse (one block per cache line or more), small and large,
@@ -306,16 +353,10 @@ static void pingpong(void)
 	    {0, 256, 512, 512},  {0, 1024, 16, 2048}, {0, 16384, 64, 32768}, {0, 8, 4096, 4096},
 	    {0, 8, 65536, 256},  {0, 16, 49152, 512}, {0, 92, 1024, 128},  {1, 8, 512, 64},
 	    {1, 4, 2048, 32},    {1, 12, 8192, 64},   {1, 12, 16384, 512}};
-	int rank, size;
+	int rank;
 	double *t = malloc(sizeof(double) * (size_t)reps);
 
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (size != 2) {
-		if (rank == 0)
-			fprintf(stderr, "pvas_calibrate --pingpong: needs 2 ranks, got %d\n", size);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
+	rank = two_ranks("--pingpong");
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		int blen = shapes[s].blen, count = shapes[s].count, stride = shapes[s].stride;
 		size_t span = (size_t)stride * (size_t)count;
@@ -326,29 +367,48 @@ static void pingpong(void)
 		if (!buf || !t)
 			die("malloc", 0);
 		memset(buf, rank + 1, span);
-		/* back to back, as DDTBench and bench/ddt time: a barrier before
-		 * each round trip would add its exit skew to every sample */
-		MPI_Barrier(MPI_COMM_WORLD);
-		for (int i = -3; i < reps; i++) { /* 3 warm-up round trips */
-			double t0 = now_ns();
-			if (rank == 0) {
-				MPI_Send(buf, 1, type, 1, 0, MPI_COMM_WORLD);
-				MPI_Recv(buf, 1, type, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			} else {
-				MPI_Recv(buf, 1, type, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				MPI_Send(buf, 1, type, 0, 0, MPI_COMM_WORLD);
-			}
-			if (i >= 0)
-				t[i] = (now_ns() - t0) / 2;
-		}
+		double ns = pingpong_ns(buf, type, rank, 3, 1, t);
+
 		if (rank == 0) {
 			printf("pp %s %d %d %d %.1f", shapes[s].index ? "index" : "vector", blen, count,
-			       stride, median(t, reps));
+			       stride, ns);
 			print_shape(type);
 		}
 		free(buf);
 		MPI_Type_free(&type);
 	}
+	free(t);
+}
+
+/* Small messages, contiguous and of 40-byte blocks, at sizes that a fast
+ * box cut-off of 512, 1024 or 2048 bytes (PML header included) lets
+ * through and the next smaller one does not. */
+static void small(void)
+{
+	static const int sizes[] = {448, 960, 1984};
+	unsigned char *buf = malloc(2 * 2048);
+	double *t = malloc(sizeof(double) * (size_t)reps);
+	int rank = two_ranks("--small");
+
+	if (!buf || !t)
+		die("malloc", 0);
+	memset(buf, rank + 1, 2 * 2048);
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (int vec = 0; vec < 2; vec++) {
+			MPI_Datatype type = vec ? vector_type(40, sizes[s] / 40, 80)
+						: vector_type(sizes[s], 1, sizes[s]);
+			int bytes;
+			/* 2 x 200 warm-up round trips: btl/pvas makes a fast box
+			 * after its first few messages to a peer */
+			double ns = pingpong_ns(buf, type, rank, 2, 200, t);
+
+			MPI_Type_size(type, &bytes);
+			if (rank == 0)
+				printf("sm %s %d %.1f\n", vec ? "vector" : "contig", bytes, ns);
+			MPI_Type_free(&type);
+		}
+	}
+	free(buf);
 	free(t);
 }
 
@@ -362,10 +422,12 @@ int main(int argc, char **argv)
 			mode = 1;
 		} else if (!strcmp(argv[i], "--pingpong")) {
 			mode = 2;
+		} else if (!strcmp(argv[i], "--small")) {
+			mode = 3;
 		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
 			reps = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: pvas_calibrate --local | --pingpong [--reps N]\n");
+			fprintf(stderr, "usage: pvas_calibrate --local | --pingpong | --small [--reps N]\n");
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
@@ -375,8 +437,10 @@ int main(int argc, char **argv)
 		local();
 	else if (mode == 2)
 		pingpong();
+	else if (mode == 3)
+		small();
 	else
-		fprintf(stderr, "usage: pvas_calibrate --local | --pingpong [--reps N]\n");
+		fprintf(stderr, "usage: pvas_calibrate --local | --pingpong | --small [--reps N]\n");
 	MPI_Finalize();
 	return mode ? 0 : 2;
 }

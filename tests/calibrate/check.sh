@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/calibrate/check.sh : TAP checks of the cost model's calibration
 # (ompi-btl/calibrate): pvas-calibrate measures this node and writes every
-# pml_ob1_direct_model_* parameter and pml_ob1_direct_chunks into an MCA
-# parameter file, Open MPI
+# pml_ob1_direct_model_* parameter, pml_ob1_direct_chunks and
+# btl_pvas_fbox_max_send into an MCA parameter file, Open MPI
 # reads that file (ompi_info shows each value with the file as its source),
 # and a rerun replaces the calibration instead of adding a second one.
 # Writes only into a scratch file, never into the prefix.
@@ -15,7 +15,7 @@ BIN=$BUILD/ompi-btl/pvas_calibrate
 PARAMS="o_direct o_cico o_staged o_eager g1 g2 cross frag stage line index_direct far index_pack run_direct block_direct block_pack"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-echo "1..5"
+echo "1..6"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 conf=$scratch/model.conf
@@ -75,10 +75,23 @@ else
 	echo "not ok 4 - after a rerun: $blocks calibration blocks, other lines $(grep -c unrelated "$conf")"
 fi
 
+# The fast-box cut-off: one of the values pvas-calibrate timed, in force
+# in btl/pvas with the file as its source.
+want=$(sed -n "s/^btl_pvas_fbox_max_send = //p" "$conf")
+OMPI_MCA_mca_base_param_files="$conf" "$PREFIX/bin/ompi_info" --param btl pvas --level 9 \
+	--parsable >"$scratch/btl" 2>&1
+got=$(sed -n "s/^mca:btl:pvas:param:btl_pvas_fbox_max_send:value://p" "$scratch/btl")
+src=$(sed -n "s/^mca:btl:pvas:param:btl_pvas_fbox_max_send:source://p" "$scratch/btl")
+if [[ $want =~ ^(256|512|1024|2048)$ ]] && [ "$want" = "$got" ] && [[ $src == file* ]]; then
+	echo "ok 5 - btl_pvas_fbox_max_send = $want from the file is in force"
+else
+	echo "not ok 5 - fast-box cut-off: file '$want', ompi_info '$got' from '$src'"
+fi
+
 # The file says how well the fitted model matches the times it was fitted to.
 fitline=$(grep "^# fit to this node's ping-pongs" "$conf")
 if [[ $fitline =~ direct\ [0-9]+%\ \([0-9]+%\),\ cico\ [0-9]+%\ \([0-9]+%\),\ staged\ [0-9]+%\ \([0-9]+%\),\ eager\ [0-9]+%\ \([0-9]+%\)$ ]]; then
-	echo "ok 5 - the file gives the fit's median and largest error per path"
+	echo "ok 6 - the file gives the fit's median and largest error per path"
 else
-	echo "not ok 5 - no fit line with four paths' errors: '$fitline'"
+	echo "not ok 6 - no fit line with four paths' errors: '$fitline'"
 fi

@@ -96,15 +96,24 @@ def main():
         tap(False, "a short shape is refused")
     except ValueError as e:
         tap(True, "a short shape is refused: %s" % e)
-    # the chunk count: the fastest relative to each shape's best, the
-    # built-in one unless another beats it by more than the margin
+    # a chunk count or fast-box cut-off: the fastest relative to each
+    # case's best, the built-in one unless another beats it by more than
+    # the margin
     t4, t16 = {"a": 10.0, "b": 20.0}, {"a": 12.0, "b": 26.0}
-    got = cal.choose_chunks({4: t4, 8: {"a": 11.0, "b": 22.0}, 16: t16})
+    got = cal.choose_setting({4: t4, 8: {"a": 11.0, "b": 22.0}, 16: t16}, cal.CHUNKS_BUILTIN)
     tap(got[0] == 4 and abs(got[1][4] - 1.0) < 1e-9 and got[1][16] > 1.2,
         "the fastest chunk count is chosen: %s" % (got,))
-    got = cal.choose_chunks({4: {"a": 10.0, "b": 20.0}, 16: {"a": 10.2, "b": 20.2}})
+    got = cal.choose_setting({4: {"a": 10.0, "b": 20.0}, 16: {"a": 10.2, "b": 20.2}},
+                             cal.CHUNKS_BUILTIN)
     tap(got[0] == 16, "within the margin the built-in count stays: %s" % (got,))
-    tap(cal.choose_chunks({4: {}, 16: {}})[0] == 16, "no split message: the built-in count")
+    tap(cal.choose_setting({4: {}, 16: {}}, cal.CHUNKS_BUILTIN)[0] == 16,
+        "no split message: the built-in count")
+    # the fast-box cut-off: a setting that wins some messages and loses
+    # others by more is not chosen
+    small = {256: {"c448": 300.0, "v440": 500.0}, 1024: {"c448": 360.0, "v440": 380.0},
+             2048: {"c448": 400.0, "v440": 390.0}}
+    got = cal.choose_setting(small, cal.FBOX_BUILTIN)
+    tap(got[0] == 1024, "the cut-off with the best geometric mean is chosen: %s" % (got,))
     print("1..%d" % n)
     return 1 if fails else 0
 
