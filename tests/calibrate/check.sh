@@ -15,7 +15,7 @@ BIN=$BUILD/ompi-btl/pvas_calibrate
 PARAMS="o_direct o_cico o_staged o_eager g1 g2 cross frag stage line index_direct far index_pack run_direct block_direct block_pack"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-echo "1..6"
+echo "1..7"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 conf=$scratch/model.conf
@@ -23,13 +23,14 @@ echo "# an unrelated line that must survive" >"$conf"
 
 start=$SECONDS
 if "$ROOT/ompi-btl/calibrate/pvas-calibrate" --prefix "$PREFIX" --bin "$BIN" --reps 11 \
-	--output "$conf" >"$scratch/out" 2>&1; then
+	--output "$conf" --save "$scratch/raw.json" >"$scratch/out" 2>&1; then
 	echo "ok 1 - pvas-calibrate ran ($((SECONDS - start)) s)"
 else
 	sed 's/^/# /' "$scratch/out"
 	echo "not ok 1 - pvas-calibrate failed"
 fi
 sed 's/^/# /' "$conf"
+cp "$conf" "$scratch/model.first"
 
 missing=
 for p in $PARAMS; do
@@ -94,4 +95,17 @@ if [[ $fitline =~ direct\ [0-9]+%\ \([0-9]+%\),\ cico\ [0-9]+%\ \([0-9]+%\),\ st
 	echo "ok 6 - the file gives the fit's median and largest error per path"
 else
 	echo "not ok 6 - no fit line with four paths' errors: '$fitline'"
+fi
+
+# --refit fits the measurements --save kept, measuring nothing: the same
+# parameters as the run that measured them.
+if "$ROOT/ompi-btl/calibrate/pvas-calibrate" --prefix "$PREFIX" --refit "$scratch/raw.json" \
+	--dry-run >"$scratch/refit" 2>"$scratch/refit.err" &&
+	diff <(grep -v '^#' "$scratch/refit") \
+		<(sed -n '/^# >>> pvas-calibrate/,/^# <<< pvas-calibrate/p' "$scratch/model.first" |
+			grep -v '^#') >"$scratch/diff"; then
+	echo "ok 7 - --refit of the saved measurements gives the same parameters"
+else
+	sed 's/^/# /' "$scratch/refit" "$scratch/refit.err" "$scratch/diff"
+	echo "not ok 7 - --refit of the saved measurements differs"
 fi
