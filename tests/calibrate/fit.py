@@ -47,7 +47,7 @@ def main():
              dict(cal.vector_shape(4, 2048, 32), index_blocks=2048, index_shared_lines=512)]
     true = {"o_cico": 900.0, "frag": 3800.0, "o_staged": 400.0, "stage": 480.0, "far": 6.5,
             "cross": 0.05, "cross_small": 0.09, "pack_scale": 1.6, "o_direct": 1900.0, "g2": 0.1,
-            "line": 3.0, "index_direct": 7.0, "index_shared": 30.0}
+            "line": 3.0, "index_direct": 7.0, "index_shared": 30.0, "chunk": 60.0}
 
     def timed(path):
         pts = []
@@ -63,13 +63,13 @@ def main():
     tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
         "copy-in/copy-out and staged together: %s" % ", ".join(
             "%s %.4g" % kv for kv in sorted(got.items())))
-    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far", "index_direct",
+    got = cal.fit(timed("direct"), ["o_direct", "chunk", "g2", "line", "far", "index_direct",
                                     "index_shared"])
     tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
-        "direct, six parameters: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
+        "direct, seven parameters: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
     # a true per-line cost below 0: the fit must say 0, not go negative
     true["line"] = -0.01
-    got = cal.fit(timed("direct"), ["o_direct", "g2", "line", "far", "index_direct",
+    got = cal.fit(timed("direct"), ["o_direct", "chunk", "g2", "line", "far", "index_direct",
                                     "index_shared"])
     tap(got["line"] == 0.0 and all(got[k] > 0 for k in ("o_direct", "g2", "far", "index_direct",
                                                         "index_shared")),
