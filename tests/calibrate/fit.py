@@ -87,6 +87,13 @@ def main():
              ((8, 100, 128), (8, 100, 16), (64, 100, 128), (24, 1, 24), (44, 100, 76),
               (44, 100, 108))]
     tap(lines == [100, 0, 0, 1, 0, 100], "sparse lines as the engine's shape counts them: %s" % lines)
+    # beyond the cache: sparse lines of a vector count as they are; those of
+    # an index list at most 64 a page (its blocks may share lines)
+    far = [cal.shape_terms(p, sh)["direct"]["far"] for sh in
+           (cal.vector_shape(8, 40000, 128),
+            dict(cal.vector_shape(8, 40000, 128), index_blocks=40000, index_pages=200),
+            dict(cal.vector_shape(8, 40000, 128), index_blocks=40000, index_pages=1000))]
+    tap(far == [40000, 0, 40000], "lines beyond the cache, index lists by their pages: %s" % far)
     sh = cal.parse_shape("98304 8192 1 8192 8192 17 128 0 8192 0 0 0 0".split())
     tap(sh["index_blocks"] == 8192 and sh["index_shared_lines"] == 17
         and sh["index_pages"] == 128 and sh["classes"] == [0, 8192, 0, 0, 0, 0],

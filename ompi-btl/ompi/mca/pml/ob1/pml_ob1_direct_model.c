@@ -15,9 +15,10 @@
  * shapes s and r (opal_datatype_direct_layout_shape), L(x) the sparse
  * cache lines of layout x (blocks under a line, a line or more apart):
  *
- * M(x) = L(x) when x's lines do not fit in `cache` bytes (64 L(x) > cache:
- * then they miss in every path, whoever copies), else 0, and I(x) the blocks
- * of x's index lists (no stride describes them):
+ * M(x) = L(x) when x's lines do not fit in `cache` bytes (64 L'(x) > cache,
+ * L'(x) counting the blocks of an index list at most 64 per page they
+ * touch: then they miss in every path, whoever copies), else 0, and I(x)
+ * the blocks of x's index lists (no stride describes them):
  *
  *   blocks_D(x) = run_direct * runs(x) + sum_c n_c(x) * block_direct[c]
  *                 + far * M(x)
@@ -443,10 +444,16 @@ uint64_t mca_pml_ob1_direct_model_now(void)
 /* ---- prediction ------------------------------------------------------------- */
 
 /* Sparse lines that do not fit in the cache (M(x) above).  The payload of
- * a sparse block lies in its line: it adds no footprint of its own. */
+ * a sparse block lies in its line: it adds no footprint of its own.  The
+ * blocks of an index list may share lines; they touch at most 64 lines
+ * per page (index_pages). */
 static double model_far_lines(const opal_datatype_direct_shape_t *s)
 {
-    return 64 * s->sparse_lines > model.cache ? (double) s->sparse_lines : 0.0;
+    size_t in_lists = s->index_blocks < s->sparse_lines ? s->index_blocks : s->sparse_lines;
+    size_t footprint = s->sparse_lines - in_lists
+                       + (in_lists < 64 * s->index_pages ? in_lists : 64 * s->index_pages);
+
+    return 64 * footprint > model.cache ? (double) s->sparse_lines : 0.0;
 }
 
 /* blocks_D(x) (per_run = run_direct) or, without index_pack, blocks_P(x). */
