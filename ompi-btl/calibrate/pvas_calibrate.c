@@ -18,7 +18,9 @@
  *       pp KIND BLEN COUNT STRIDE NS SHAPE...
  *                        median one-way time of COUNT blocks of BLEN bytes
  *                        to the same type: KIND vector, STRIDE bytes apart,
- *                        or index, in random order over COUNT slots of
+ *                        floats or doubles, the same with blocks of a
+ *                        contiguous type of MPI_FLOAT or MPI_DOUBLE, or
+ *                        index, in random order over COUNT slots of
  *                        STRIDE bytes; SHAPE the engine's shape of the type
  *                        (opal_datatype_direct_shape_t): bytes blocks runs
  *                        sparse_lines index_blocks index_shared_lines
@@ -332,6 +334,40 @@ static MPI_Datatype index_type(int blen, int count, int spread)
 	return committed(rc, t, "MPI_Type_create_indexed_block");
 }
 
+/* The layouts the ping-pongs time: vectors of bytes, index lists, and
+ * vectors whose blocks are a contiguous type of floats or doubles, as
+ * applications describe a particle or a row. */
+enum kind { VECTOR, INDEX, FLOATS, DOUBLES };
+static const char *const kind_name[] = {"vector", "index", "floats", "doubles"};
+
+/* count blocks of blen bytes, stride bytes apart, of elements of `elem`
+ * (blen a multiple of its size). */
+static MPI_Datatype elem_vector_type(MPI_Datatype elem, int size, int blen, int count, int stride)
+{
+	MPI_Datatype block, t;
+	int rc = MPI_Type_contiguous(blen / size, elem, &block);
+
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Type_create_hvector(count, 1, stride, block, &t);
+	if (rc == MPI_SUCCESS)
+		MPI_Type_free(&block);
+	return committed(rc, t, "MPI_Type_create_hvector");
+}
+
+static MPI_Datatype shape_type(enum kind kind, int blen, int count, int stride)
+{
+	switch (kind) {
+	case INDEX:
+		return index_type(blen, count, stride);
+	case FLOATS:
+		return elem_vector_type(MPI_FLOAT, 4, blen, count, stride);
+	case DOUBLES:
+		return elem_vector_type(MPI_DOUBLE, 8, blen, count, stride);
+	default:
+		return vector_type(blen, count, stride);
+	}
+}
+
 /* The engine's shape of (type, 1): the SHAPE fields of a pp line. */
 static void print_shape(MPI_Datatype type)
 {
@@ -393,13 +429,18 @@ static void pingpong(void)
 	 * that do not: the fit separates per-message, per-fragment, per-byte
 	 * and per-line costs */
 	static const struct {
-		int index, blen, count, stride;
+		enum kind kind;
+		int blen, count, stride;
 	} shapes[] = {
-	    {0, 8, 512, 16},     {0, 8, 8192, 16},    {0, 64, 2048, 128},  {0, 512, 256, 1024},
-	    {0, 4096, 64, 8192}, {0, 8, 2048, 128},   {0, 12, 8192, 128},  {0, 24, 4096, 256},
-	    {0, 256, 512, 512},  {0, 1024, 16, 2048}, {0, 16384, 64, 32768}, {0, 8, 4096, 4096},
-	    {0, 8, 65536, 256},  {0, 16, 49152, 512}, {0, 92, 1024, 128},  {1, 8, 512, 64},
-	    {1, 4, 2048, 32},    {1, 12, 8192, 64},   {1, 12, 16384, 512}};
+	    {VECTOR, 8, 512, 16},       {VECTOR, 8, 8192, 16},     {VECTOR, 64, 2048, 128},
+	    {VECTOR, 512, 256, 1024},   {VECTOR, 4096, 64, 8192},  {VECTOR, 8, 2048, 128},
+	    {VECTOR, 12, 8192, 128},    {VECTOR, 24, 4096, 256},   {VECTOR, 256, 512, 512},
+	    {VECTOR, 1024, 16, 2048},   {VECTOR, 16384, 64, 32768}, {VECTOR, 8, 4096, 4096},
+	    {VECTOR, 8, 65536, 256},    {VECTOR, 16, 49152, 512},  {VECTOR, 92, 1024, 128},
+	    {INDEX, 8, 512, 64},        {INDEX, 4, 2048, 32},      {INDEX, 12, 8192, 64},
+	    {INDEX, 12, 16384, 512},    {FLOATS, 12, 5600, 24},    {FLOATS, 44, 1024, 96},
+	    {DOUBLES, 40, 33, 1400},    {DOUBLES, 40, 408, 1400},  {DOUBLES, 256, 8, 512},
+	    {DOUBLES, 1024, 4, 2048}};
 	int rank;
 	double *t = malloc(sizeof(double) * (size_t)reps);
 
@@ -407,8 +448,7 @@ static void pingpong(void)
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		int blen = shapes[s].blen, count = shapes[s].count, stride = shapes[s].stride;
 		size_t span = (size_t)stride * (size_t)count;
-		MPI_Datatype type = shapes[s].index ? index_type(blen, count, stride)
-						    : vector_type(blen, count, stride);
+		MPI_Datatype type = shape_type(shapes[s].kind, blen, count, stride);
 		unsigned char *buf = malloc(span);
 
 		if (!buf || !t)
@@ -417,8 +457,8 @@ static void pingpong(void)
 		double ns = pingpong_ns(buf, type, rank, 3, 1, t);
 
 		if (rank == 0) {
-			printf("pp %s %d %d %d %.1f", shapes[s].index ? "index" : "vector", blen, count,
-			       stride, ns);
+			printf("pp %s %d %d %d %.1f", kind_name[shapes[s].kind], blen, count, stride,
+			       ns);
 			print_shape(type);
 		}
 		free(buf);
