@@ -783,7 +783,10 @@ static int direct_send_eager(mca_pml_ob1_send_request_t *sendreq, mca_bml_base_b
 }
 
 /* The engine's unpack of an eager message's iov into recvreq's buffer:
- * false when the convertor must do it (see mca_pml_ob1_direct_unpack). */
+ * false when the convertor must do it (see mca_pml_ob1_direct_unpack).
+ * Below pml_ob1_direct_min_size the convertor unpacks, as the sender's
+ * convertor packed: for a few short blocks it costs less than finding
+ * the datatype's layout and starting the engine. */
 static bool direct_engine_unpack(mca_pml_ob1_recv_request_t *recvreq,
                                  const mca_btl_base_module_t *btl, const struct iovec *iov,
                                  uint32_t iov_count, size_t bytes)
@@ -794,7 +797,7 @@ static bool direct_engine_unpack(mca_pml_ob1_recv_request_t *recvreq,
     size_t from = 0, elements;
 
     if (!(btl->btl_flags & MCA_BTL_FLAGS_SHARED_ADDR_SPACE) || !direct.initialized ||
-        !mca_pml_ob1_direct_params.eager_engine ||
+        !mca_pml_ob1_direct_params.eager_engine || bytes < mca_pml_ob1_direct_params.min_size ||
         !opal_convertor_need_buffers(&base->req_base.req_convertor) ||
         !direct_convertor_ok(&base->req_base.req_convertor) ||
         0 != base->req_base.req_convertor.bConverted) {
