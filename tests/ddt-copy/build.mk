@@ -5,6 +5,9 @@
 #                                           is tests/ddt-copy/ddt-fuzz.sh
 #   $(BUILD)/tests/ddt-copy/ddt_shape       the layout shape's index-list counts,
 #                                           TAP; suite tests/ddt-copy/ddt-shape.sh
+#   $(BUILD)/tests/ddt-copy/ddt_long        copies of long blocks at every offset
+#                                           of the slow `rep movsb` window, TAP;
+#                                           suite tests/ddt-copy/ddt-long.sh
 #   tests/ddt-copy/ddt_gen.{c,h}            its random datatype-pair generator
 #                                           (MPI API only), shared with
 #                                           tests/mpi/src/ddt_sendrecv_fuzz.c
@@ -17,10 +20,10 @@
 DDTC_BIN := $(BUILD)/tests/ddt-copy
 DDTC_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow
 DDTC_INC = -I$(OMPI_PREFIX)/include/openmpi
-DDTC_PROGS := $(DDTC_BIN)/ddt_fuzz $(DDTC_BIN)/ddt_shape
+DDTC_PROGS := $(DDTC_BIN)/ddt_fuzz $(DDTC_BIN)/ddt_shape $(DDTC_BIN)/ddt_long
 
 ALL_TARGETS += $(DDTC_PROGS)
-TEST_SUITES += tests/ddt-copy/ddt-fuzz.sh tests/ddt-copy/ddt-shape.sh
+TEST_SUITES += tests/ddt-copy/ddt-fuzz.sh tests/ddt-copy/ddt-shape.sh tests/ddt-copy/ddt-long.sh
 
 $(DDTC_BIN)/%: tests/ddt-copy/%.c | ompi
 	@mkdir -p $(@D)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "opal/datatype/opal_convertor.h"
+#include "opal/datatype/opal_datatype_direct.h"
 
 #include "btl_pvas.h"
 #include "btl_pvas_endpoint.h"
@@ -73,7 +74,7 @@ struct mca_btl_base_descriptor_t *mca_btl_pvas_prepare_src(struct mca_btl_base_m
                 return NULL;
             }
             if (*size) {
-                memcpy(frag->data + reserve, data_ptr, *size);
+                opal_datatype_direct_memcpy(frag->data + reserve, data_ptr, *size);
             }
             frag->segments[0].seg_len = total;
         } else {
@@ -132,7 +133,7 @@ static inline void pvas_sendi_fill(unsigned char *dst, struct opal_convertor_t *
         void *data_ptr = NULL;
 
         opal_convertor_get_current_pointer(convertor, &data_ptr);
-        memcpy(dst + header_size, data_ptr, payload_size);
+        opal_datatype_direct_memcpy(dst + header_size, data_ptr, payload_size);
     } else {
         struct iovec iov = {.iov_base = (IOVBASE_TYPE *) (dst + header_size),
                             .iov_len = payload_size};

@@ -1,0 +1,1 @@
+ddt-fuzz.sh
