@@ -68,14 +68,17 @@
  * `explore` times the cheapest cost measured so far (a path's cost: the
  * least of its kept samples) is measured too, the lowest prediction first
  * (how much a cache line costs between the cores depends on what the
- * application writes, which no layout tells).  Among the measured paths
- * the cheapest wins (the model's path unless another is cheaper by more
- * than MODEL_MARGIN).  The runner-up is measured again after `recheck`
- * messages, then after twice as many each time the choice holds (at most
- * MODEL_RECHECK_MAX); between re-checks one message in MODEL_MEASURE_EVERY
- * is timed.  A pair of layouts' predictions are computed at its first
- * match and kept (model_predictions): on a small message the model's work
- * at match is on the critical path.
+ * application writes, which no layout tells); a path whose samples are
+ * already above `explore` times that cost gets no more messages.  Among
+ * the measured paths the cheapest wins (the model's path unless another is
+ * cheaper by more than MODEL_MARGIN).  The runner-up is measured again
+ * after `recheck` messages times its cost over the winner's (rounded up),
+ * then after twice as many each time the choice holds (at most
+ * MODEL_RECHECK_MAX), so that re-checks cost a pair at most about
+ * 1/`recheck` of its time; between re-checks one message in
+ * MODEL_MEASURE_EVERY is timed.  A pair of layouts' predictions are
+ * computed at its first match and kept (model_predictions): on a small
+ * message the model's work at match is on the critical path.
  *
  * Of two processes, only the one with the lower name learns (`follow`):
  * with each message it sends it names the path it last took from that
@@ -676,6 +679,26 @@ static bool model_send_costs(const struct model_lead *ld, double send[MCA_PML_OB
     return any;
 }
 
+/* Is path q of pair p, with at least one sample, already more than
+ * `explore` times `least`, the cheapest cost measured?  Such a path gets
+ * no more messages: neither further samples nor its sends. */
+static bool model_far_behind(const struct mca_pml_ob1_direct_pair_t *p, int q, double least)
+{
+    return 0 != model.explore && 0 != p->n[q] && model_cost(p, q, NULL) > model.explore * least;
+}
+
+/* Messages until the runner-up, costing `second` against the best path's
+ * `best`, is measured again: the pair's interval times the cost ratio, so
+ * that a re-check costs at most about 1/interval of the pair's time. */
+static unsigned model_recheck_after(unsigned interval, double best, double second)
+{
+    double ratio = best > 0.0 && second < HUGE_VAL ? ceil(second / best) : 1.0;
+
+    ratio = ratio < 1.0 ? 1.0 : ratio;
+    return ratio * interval < MODEL_RECHECK_MAX ? (unsigned) (ratio * interval)
+                                                  : MODEL_RECHECK_MAX;
+}
+
 /* The path for the next message of pair p, the model's being `path`; ns
  * holds the predictions, HUGE_VAL for a path that is not available, lo
  * their optimistic bounds.  *timed: is this message's time needed (a
@@ -691,14 +714,22 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
     if (p->n[path] < MODEL_SAMPLES) {
         return path;
     }
+    least = model_cost(p, path, NULL);
+    for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
+        if (q != path && p->n[q] >= MODEL_SAMPLES && model_cost(p, q, NULL) < least) {
+            least = model_cost(p, q, NULL);
+        }
+    }
     /* a leader's path measured on its receives but not yet on its sends is
      * taken again (its sends follow it), for at most MODEL_RING messages;
      * after that the paths are compared on the receives alone.  A send
      * the peer declines (cico: ob1's own rendezvous) is not timed: it costs
      * what the receive costs plus the handshake that the direct path's
-     * sends show beyond its receives. */
+     * sends show beyond its receives.  A path far behind on its receives
+     * keeps no send cost and so is out of the comparison. */
     for (int q = 0; NULL != send && q < MCA_PML_OB1_DIRECT_PATHS; q++) {
-        if (HUGE_VAL == ns[q] || p->n[q] < MODEL_SAMPLES || HUGE_VAL != send[q]) {
+        if (HUGE_VAL == ns[q] || p->n[q] < MODEL_SAMPLES || HUGE_VAL != send[q] ||
+            model_far_behind(p, q, least)) {
             continue;
         }
         if (MCA_PML_OB1_DIRECT_PATH_CICO == q) {
@@ -712,17 +743,13 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         }
         send = NULL;
     }
-    least = model_cost(p, path, NULL);
-    for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
-        if (q != path && p->n[q] >= MODEL_SAMPLES && model_cost(p, q, NULL) < least) {
-            least = model_cost(p, q, NULL);
-        }
-    }
     m = best_cost = model_cost(p, path, send);
     /* explore the paths that might cost not far above the cheapest one
-     * measured so far, the most promising first */
+     * measured so far, the most promising first; one whose first samples
+     * are already far above it is dropped */
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
         if (q != path && HUGE_VAL != ns[q] && p->n[q] < MODEL_SAMPLES &&
+            !model_far_behind(p, q, least) &&
             (0 == model.explore || lo[q] < model.explore * least) &&
             (explore < 0 || lo[q] < lo[explore])) {
             explore = q;
@@ -736,7 +763,7 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         if (q == path || HUGE_VAL == ns[q] || p->n[q] < MODEL_SAMPLES) {
             continue;
         }
-        c = model_cost(p, q, send);
+        c = NULL == send && model_far_behind(p, q, least) ? HUGE_VAL : model_cost(p, q, send);
         if (c < best_cost && c < (1.0 - MODEL_MARGIN) * m) {
             if (best_cost < second_cost) {
                 second = best, second_cost = best_cost;
@@ -749,12 +776,13 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
     if (best != p->best) {
         state.switches += (p->best >= 0 || best != path);
         p->best = best;
-        p->interval = p->until_check = model.recheck;
+        p->interval = model.recheck;
+        p->until_check = model_recheck_after(p->interval, best_cost, second_cost);
         p->settled = 0;
     }
     if (0 != model.recheck && second >= 0 && 0 == --p->until_check) {
         p->interval = p->interval < MODEL_RECHECK_MAX / 2 ? 2 * p->interval : MODEL_RECHECK_MAX;
-        p->until_check = p->interval;
+        p->until_check = model_recheck_after(p->interval, best_cost, second_cost);
         return second; /* measure the runner-up again */
     }
     *timed = 0 == p->settled++ % MODEL_MEASURE_EVERY;
