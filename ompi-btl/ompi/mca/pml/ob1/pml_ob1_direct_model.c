@@ -24,18 +24,25 @@
  *                 + far * M(x)
  *   blocks_P(x) = sum_c n_c(x) * block_pack[c] + index_pack * I(x) + far * M(x)
  *
- *   direct = o_direct + C * chunk + (blocks_D(s) + blocks_D(r)) / 2 + B * g2 / 2
+ *   pair_D      = pair * max(blocks_D(s) - far * M(s), blocks_D(r) - far * M(r))
+ *                 + far * (M(s) + M(r))
+ *   direct = o_direct + C * chunk + pair_D / 2 + B * g2 / 2
  *            + line * (L(s) + L(r)) / 2 + index_shared * X(r)
  *            + far * (P(s) + P(r)) / 2
  *            (C chunks; both sides copy, each half of the lines of the peer's buffer;
+ *            the engine copies from one layout into the other piece by piece,
+ *            as many pieces as the finer layout has blocks when the block
+ *            boundaries match, so a pair costs `pair` times its finer side
+ *            (block_direct is measured from a vector into a contiguous
+ *            buffer; 2: both sides' costs on equal layouts), while the lines
+ *            beyond the cache miss on both sides;
  *            X(r): lines of r's index list that hold bytes of both halves,
  *            which both agents write; P(x) = I(x) when x's index lists touch
  *            pages of more than `tlb` bytes: each agent walks the pages of both
  *            layouts, a page walk per block; one side alone when the
- *            message is one chunk: the receiver, blocks_D(s) + blocks_D(r)
- *            + B * g1 + line * L(s) + index_direct * I(r) + far * (P(s)
- *            + P(r)), every block of a receive index list a line the peer
- *            last held).
+ *            message is one chunk: the receiver, pair_D + B * g1
+ *            + line * L(s) + index_direct * I(r) + far * (P(s) + P(r)),
+ *            every block of a receive index list a line the peer last held).
  *   staged = o_staged + S * stage + max(Ps, Us) + min(Ps, Us) / S + B * cross
  *            with Ps = blocks_D(s) + B * g1 + small * b(s), Us likewise of r,
  *            S = staged chunks: each side on its own buffer, pipelined
@@ -149,6 +156,7 @@ static struct {
     double line;       /* per cache line crossing between the cores (direct) */
     double index_direct; /* per block of a receive index list (direct, one agent) */
     double index_shared; /* per line of a receive index list both agents write (direct) */
+    double pair;       /* direct path: factor on the finer layout's block costs */
     double far;        /* per sparse line that does not fit in `cache` (every path) */
     size_t cache;      /* bytes of lines that stay cached */
     size_t tlb;        /* bytes of pages the TLB covers */
@@ -177,6 +185,7 @@ static struct {
     .line = 0.72,
     .index_direct = 8.7,
     .index_shared = 27.0,
+    .pair = 2.0, /* fitted as both sides' block costs on equal layouts */
     .far = 6.9,
     .cache = 0, /* set at registration: this core's L2 */
     .tlb = (size_t) 8 << 20, /* 2048 4-KiB pages: the second-level TLB of both CPU kinds */
@@ -293,6 +302,9 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
                           "Model: direct path ns per cache line of a receive index list that "
                           "both agents write (it holds bytes of both halves)",
                           &model.index_shared);
+    model_register_double(comp, "direct_model_pair",
+                          "Model: direct path's factor on the block costs of the finer of "
+                          "the two layouts (2: both sides' costs on equal layouts)", &model.pair);
     model_register_double(comp, "direct_model_far",
                           "Model: ns per sparse cache line, on every path, of a layout whose "
                           "lines exceed pml_ob1_direct_model_cache", &model.far);
@@ -459,16 +471,35 @@ static double model_far_lines(const opal_datatype_direct_shape_t *s)
     return 64 * footprint > model.cache ? (double) s->sparse_lines : 0.0;
 }
 
-/* blocks_D(x) (per_run = run_direct) or, without index_pack, blocks_P(x). */
-static double model_blocks(const opal_datatype_direct_shape_t *s, const double *per_block,
-                           double per_run)
+/* x's runs and blocks: blocks_D(x) (per_run = run_direct) or blocks_P(x)
+ * without the lines beyond the cache and index_pack. */
+static double model_block_walk(const opal_datatype_direct_shape_t *s, const double *per_block,
+                               double per_run)
 {
-    double t = per_run * (double) s->runs + model.far * model_far_lines(s);
+    double t = per_run * (double) s->runs;
 
     for (int c = 0; c < OPAL_DATATYPE_DIRECT_CLASSES; c++) {
         t += per_block[c] * (double) s->blocks_by_class[c];
     }
     return t;
+}
+
+/* blocks_D(x) (per_run = run_direct) or, without index_pack, blocks_P(x). */
+static double model_blocks(const opal_datatype_direct_shape_t *s, const double *per_block,
+                           double per_run)
+{
+    return model_block_walk(s, per_block, per_run) + model.far * model_far_lines(s);
+}
+
+/* pair_D above: the direct engine's copy from layout s into layout r. */
+static double model_pair_blocks(const opal_datatype_direct_shape_t *s,
+                                const opal_datatype_direct_shape_t *r)
+{
+    double ws = model_block_walk(s, model.block_direct, model.run_direct);
+    double wr = model_block_walk(r, model.block_direct, model.run_direct);
+
+    return model.pair * (ws > wr ? ws : wr)
+           + model.far * (model_far_lines(s) + model_far_lines(r));
 }
 
 /* b(x) above: x's bytes in blocks of the classes up to 512 bytes, at
@@ -532,17 +563,18 @@ static void model_predict_shapes(const opal_datatype_direct_shape_t *s,
                                  double ns[MCA_PML_OB1_DIRECT_PATHS],
                                  double lo[MCA_PML_OB1_DIRECT_PATHS])
 {
-    double bytes = (double) s->bytes, ds, dr, frags, chunks, lines, index;
+    double bytes = (double) s->bytes, ds, dr, pair, frags, chunks, lines, index;
 
     ds = model_blocks(s, model.block_direct, model.run_direct);
     dr = model_blocks(r, model.block_direct, model.run_direct);
+    pair = model_pair_blocks(s, r);
     if (mca_pml_ob1_direct_chunk_count(s->bytes) > 1) {
-        lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + (ds + dr) / 2 + bytes * model.g2 / 2
+        lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + pair / 2 + bytes * model.g2 / 2
                                              + model.far * (model_paged(s) + model_paged(r)) / 2;
         lines = (double) (s->sparse_lines + r->sparse_lines) / 2;
         index = model.index_shared * (double) r->index_shared_lines;
     } else {
-        lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + ds + dr + bytes * model.g1
+        lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] = model.o_direct + pair + bytes * model.g1
                                              + model.far * (model_paged(s) + model_paged(r));
         lines = (double) s->sparse_lines;
         index = model.index_direct * (double) r->index_blocks;
