@@ -51,12 +51,14 @@
 #define CLASSES OPAL_DATATYPE_DIRECT_CLASSES
 
 /* Block lengths timed for each class of the model (its cost is their
- * mean): the class of 513-4096 bytes spans the size where memcpy changes
- * method (glibc's rep_movsb_threshold, 2-8 KiB on x86), so it is timed
- * on both sides of it. */
+ * mean), spread over the class: a copy's cost per block changes within a
+ * class (blocks of 9-24 bytes cost the convertor about what 8-byte ones
+ * do, 32-byte ones half as much, on AMD Zen 3), and the class of
+ * 513-4096 bytes spans the size where memcpy changes method (glibc's
+ * rep_movsb_threshold, 2-8 KiB on x86). */
 #define CLASS_SIZES 3
 static const int class_blen[CLASSES][CLASS_SIZES] = {
-    {8}, {32}, {128}, {512}, {1024, 2048, 4096}, {16384}};
+    {8}, {12, 24, 32}, {48, 96, 128}, {192, 384, 512}, {1024, 2048, 4096}, {16384}};
 
 static int reps = 31;
 
@@ -254,16 +256,16 @@ static void index_cost(void)
 }
 
 /* The engine's and MPI_Pack's ns per block of a vector of blen-byte
- * blocks (BYTES in all, 2 * blen apart) beyond a contiguous copy of as
- * many bytes.  t, tp: room for reps values. */
+ * blocks (at most BYTES in all, 2 * blen apart) beyond a contiguous copy
+ * of as many bytes.  t, tp: room for reps values. */
 static void block_costs(int blen, unsigned char *strided, unsigned char *packed, double *t,
 			double *tp, double *direct, double *pack)
 {
-	int count = BYTES / blen, rc;
+	int count = BYTES / blen, bytes = count * blen, rc;
 	MPI_Datatype vec = vector_type(blen, count, 2 * blen), contig;
 	opal_datatype_direct_layout_t *ls, *lc;
 
-	MPI_Type_contiguous(BYTES, MPI_BYTE, &contig);
+	MPI_Type_contiguous(bytes, MPI_BYTE, &contig);
 	MPI_Type_commit(&contig);
 	rc = opal_datatype_direct_layout_create((const opal_datatype_t *)vec, 1, &ls);
 	if (rc == OPAL_SUCCESS)
@@ -275,10 +277,10 @@ static void block_costs(int blen, unsigned char *strided, unsigned char *packed,
 	 * cancels (for blocks of KiBs the per-block cost is a few ns of a copy
 	 * of hundreds of microseconds) */
 	for (int i = 0; i < reps; i++) {
-		t[i] = copy_once(ls, strided, lc, packed, BYTES) -
-		       copy_once(lc, strided, lc, packed, BYTES);
-		tp[i] = pack_once(strided, vec, packed, BYTES) -
-			pack_once(strided, contig, packed, BYTES);
+		t[i] = copy_once(ls, strided, lc, packed, bytes) -
+		       copy_once(lc, strided, lc, packed, bytes);
+		tp[i] = pack_once(strided, vec, packed, bytes) -
+			pack_once(strided, contig, packed, bytes);
 	}
 	*direct = median(t, reps) / count;
 	*pack = median(tp, reps) / count;
