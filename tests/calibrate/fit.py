@@ -137,6 +137,16 @@ def main():
     tap(by_mean[0] == 2048 and by_worst[0] == 1024,
         "a cut-off is judged by the message it slows most: mean %s, worst %s" %
         (by_mean, by_worst))
+    # cut-offs that send a message the same way pool its samples: a slow
+    # run under 2048 of a message that 1024 sends through the fast box too
+    # counts against both, and no cut-off wins on such noise
+    small = {256: {("contig", "448"): [400.0] * 3, ("contig", "960"): [500.0] * 3},
+             1024: {("contig", "448"): [300.0] * 3, ("contig", "960"): [350.0] * 3},
+             2048: {("contig", "448"): [310.0, 900.0, 900.0], ("contig", "960"): [360.0] * 3}}
+    pooled = cal.pool_small(small)
+    tap(pooled[1024] == pooled[2048] and pooled[256][("contig", "448")] == 400.0
+        and pooled[1024][("contig", "448")] == 305.0,
+        "the samples of cut-offs that send a message the same way are pooled: %s" % (pooled,))
     # the direct path's factor on the finer layout's block costs: times made
     # with pair 1.3 (and the pack costs 1.6 times the one-process ones)
     # must give it back, with a fit without error
