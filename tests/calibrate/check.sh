@@ -22,7 +22,7 @@ conf=$scratch/model.conf
 echo "# an unrelated line that must survive" >"$conf"
 
 start=$SECONDS
-if "$ROOT/ompi-btl/calibrate/pvas-calibrate" --prefix "$PREFIX" --bin "$BIN" --reps 11 \
+if "$ROOT/ompi-btl/calibrate/pvas-calibrate" --prefix "$PREFIX" --bin "$BIN" --reps 11 --rounds 5 \
 	--output "$conf" --save "$scratch/raw.json" >"$scratch/out" 2>&1; then
 	echo "ok 1 - pvas-calibrate ran ($((SECONDS - start)) s)"
 else
@@ -67,7 +67,7 @@ else
 	echo "not ok 3 - ompi_info disagrees:$bad"
 fi
 
-"$ROOT/ompi-btl/calibrate/pvas-calibrate" --prefix "$PREFIX" --bin "$BIN" --reps 5 \
+"$ROOT/ompi-btl/calibrate/pvas-calibrate" --prefix "$PREFIX" --bin "$BIN" --reps 5 --rounds 5 \
 	--output "$conf" >/dev/null 2>&1
 blocks=$(grep -c '^# >>> pvas-calibrate' "$conf")
 if [ "$blocks" = 1 ] && grep -q '^# an unrelated line that must survive$' "$conf"; then
