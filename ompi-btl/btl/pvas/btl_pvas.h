@@ -61,6 +61,7 @@ typedef struct mca_btl_pvas_component_t {
     unsigned int inplace_min_send; /* larger contiguous messages go in place */
     unsigned int fbox_size;        /* bytes of one fast box (power of 2); 0: none */
     unsigned int fbox_max_send;    /* largest message (PML header included) sent through it */
+    unsigned int fbox_max_inplace; /* the same for contiguous data, else sent in place */
     unsigned int fbox_max;         /* fast boxes this rank polls at most */
     unsigned int fbox_threshold;   /* sends to a peer before asking it for one */
 

@@ -87,9 +87,9 @@ static int pvas_component_register(void)
                        OPAL_INFO_LVL_5, &c->max_inline_send);
     c->inplace_min_send = 256;
     pvas_register_uint("inplace_min_send",
-                       "Contiguous messages larger than this and than fbox_max_send (bytes, PML "
-                       "header included) are sent in place: the receiver copies from the sender's "
-                       "buffer",
+                       "Contiguous messages larger than this and than fbox_max_inplace (bytes, "
+                       "PML header included) are sent in place: the receiver copies from the "
+                       "sender's buffer",
                        OPAL_INFO_LVL_5, &c->inplace_min_send);
     c->inplace = true;
     (void) mca_base_component_var_register(
@@ -106,6 +106,11 @@ static int pvas_component_register(void)
     pvas_register_uint("fbox_max_send",
                        "Largest message (bytes, PML header included) sent through a fast box",
                        OPAL_INFO_LVL_5, &c->fbox_max_send);
+    c->fbox_max_inplace = 1024;
+    pvas_register_uint("fbox_max_inplace",
+                       "Largest contiguous message (bytes, PML header included) copied into a "
+                       "fast box rather than sent in place",
+                       OPAL_INFO_LVL_5, &c->fbox_max_inplace);
     c->fbox_max = 32;
     pvas_register_uint("fbox_max", "Most fast boxes a rank receives from", OPAL_INFO_LVL_5,
                        &c->fbox_max);

@@ -64,11 +64,9 @@ struct mca_btl_base_descriptor_t *mca_btl_pvas_prepare_src(struct mca_btl_base_m
 
         opal_convertor_get_current_pointer(convertor, &data_ptr);
         if (total <= c->inplace_min_send || 0 == *size ||
-            (0 != c->fbox_size && total <= c->fbox_max_send) ||
             (!c->inplace && total <= btl->btl_max_send_size)) {
-            /* small: one contiguous copy is cheaper than a second segment,
-             * and the fragment may go through the fast box (or in-place
-             * sends are disabled) */
+            /* small: one contiguous copy is cheaper than a second segment
+             * (or in-place sends are disabled) */
             frag = frag_for_size(c, btl, endpoint, total);
             if (OPAL_UNLIKELY(NULL == frag)) {
                 return NULL;
@@ -79,7 +77,9 @@ struct mca_btl_base_descriptor_t *mca_btl_pvas_prepare_src(struct mca_btl_base_m
             frag->segments[0].seg_len = total;
         } else {
             /* in place: the receiver copies straight out of the user's
-             * buffer; the send completes when the fragment comes back */
+             * buffer, and the send completes when the fragment comes back;
+             * or mca_btl_pvas_send copies the data from there into the
+             * peer's fast box */
             if (OPAL_LIKELY(reserve <= c->max_inline_send)) {
                 frag = mca_btl_pvas_frag_get(&c->frags_inline, endpoint);
             } else {
@@ -190,16 +190,17 @@ static inline pvas_fbox_writer_t *pvas_fbox_of(struct mca_btl_base_module_t *btl
     return box == MCA_BTL_PVAS_FBOX_REFUSED ? NULL : &ep->fbox;
 }
 
-/* Room for length bytes in the peer's fast box: where to write them, with
- * the ring's lock held until pvas_fbox_publish; NULL (no lock held): use
- * the mailbox. */
+/* Room for length bytes (at most max) in the peer's fast box: where to
+ * write them, with the ring's lock held until pvas_fbox_publish; NULL (no
+ * lock held): use the mailbox. */
 static inline unsigned char *pvas_fbox_begin(struct mca_btl_base_module_t *btl,
-                                             struct mca_btl_base_endpoint_t *ep, size_t length)
+                                             struct mca_btl_base_endpoint_t *ep, size_t length,
+                                             size_t max)
 {
     pvas_fbox_writer_t *w;
     unsigned char *dst;
 
-    if (length > mca_btl_pvas_component.fbox_max_send) {
+    if (length > max) {
         return NULL;
     }
     if (!pvas_lock_try(&ep->fbox_lock)) {
@@ -221,22 +222,30 @@ static inline void pvas_fbox_publish(struct mca_btl_base_endpoint_t *ep, size_t 
     pvas_unlock(&ep->fbox_lock);
 }
 
-/* A fragment of one segment that fits the peer's fast box is copied into
- * it.  The fragment then completes at this rank's next progress call, as
- * one the peer gave back (pushed onto its own mailbox, flagged complete):
- * the caller gets its callback as after a mailbox send, and no cache line
- * of the fragment crosses to the peer. */
+/* A fragment that fits the peer's fast box is copied into it: its header
+ * segment and, for one prepared in place, the user's data straight from
+ * their buffer (up to fbox_max_inplace bytes: above that the receiver's
+ * one copy from there costs less).  No cache line of the fragment crosses
+ * to the peer. */
 static inline bool pvas_fbox_send(struct mca_btl_base_module_t *btl,
                                   struct mca_btl_base_endpoint_t *ep, mca_btl_pvas_frag_t *frag,
                                   mca_btl_base_tag_t tag)
 {
-    size_t length = frag->segments[0].seg_len;
+    mca_btl_pvas_component_t *c = &mca_btl_pvas_component;
+    size_t head = frag->segments[0].seg_len, length = head, max = c->fbox_max_send;
     unsigned char *dst;
 
-    if (1 != frag->base.des_segment_count || NULL == (dst = pvas_fbox_begin(btl, ep, length))) {
+    if (2 == frag->base.des_segment_count) {
+        length += frag->segments[1].seg_len;
+        max = c->fbox_max_inplace;
+    }
+    if (NULL == (dst = pvas_fbox_begin(btl, ep, length, max))) {
         return false;
     }
-    memcpy(dst, frag->segments[0].seg_addr.pval, length);
+    memcpy(dst, frag->segments[0].seg_addr.pval, head);
+    if (length > head) {
+        opal_datatype_direct_memcpy(dst + head, frag->segments[1].seg_addr.pval, length - head);
+    }
     pvas_fbox_publish(ep, length, tag);
     return true;
 }
@@ -245,16 +254,27 @@ int mca_btl_pvas_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
                       struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag)
 {
     mca_btl_pvas_frag_t *frag = (mca_btl_pvas_frag_t *) descriptor;
+    int des_flags = frag->base.des_flags;
 
-    /* Completion is always reported when the fragment comes back: it may
-     * point into the user's buffer (in place), and ob1 needs the callback
-     * anyway (the same work-around as btl/vader, ompi#3845). */
-    frag->base.des_flags |= MCA_BTL_DES_SEND_ALWAYS_CALLBACK;
     if (pvas_fbox_send(btl, endpoint, frag, tag)) {
+        if (!(des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)) {
+            /* the data left with the copy: done now, as btl/self's send
+             * (1: no callback; ob1 completes the request itself) */
+            if (des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+                mca_btl_pvas_frag_return(frag);
+            }
+            return 1;
+        }
+        /* the callback at this rank's next progress call, as for a
+         * fragment the peer gave back */
         atomic_store_explicit(&frag->hdr.flags, MCA_BTL_PVAS_FLAG_COMPLETE, memory_order_relaxed);
         pvas_queue_push(mca_btl_pvas_component.mailbox, &frag->hdr.item);
         return OPAL_SUCCESS;
     }
+    /* Completion is reported when the fragment comes back: it may point
+     * into the user's buffer (in place), and ob1 needs the callback anyway
+     * (the same work-around as btl/vader, ompi#3845). */
+    frag->base.des_flags |= MCA_BTL_DES_SEND_ALWAYS_CALLBACK;
     pvas_frag_post(frag, endpoint, tag, mca_btl_pvas_component.mailbox);
     return OPAL_SUCCESS;
 }
@@ -265,7 +285,8 @@ int mca_btl_pvas_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                        mca_btl_base_descriptor_t **descriptor)
 {
     size_t length = header_size + payload_size;
-    unsigned char *dst = pvas_fbox_begin(btl, endpoint, length);
+    unsigned char *dst =
+        pvas_fbox_begin(btl, endpoint, length, mca_btl_pvas_component.fbox_max_send);
     mca_btl_pvas_frag_t *frag;
 
     if (NULL != dst) {
