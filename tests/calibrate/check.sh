@@ -2,7 +2,8 @@
 # tests/calibrate/check.sh : TAP checks of the cost model's calibration
 # (ompi-btl/calibrate): pvas-calibrate measures this node and writes every
 # pml_ob1_direct_model_* parameter, pml_ob1_direct_chunks and
-# btl_pvas_fbox_max_send into an MCA parameter file, Open MPI
+# the fast-box cut-offs btl_pvas_fbox_max_send and _inplace into an MCA
+# parameter file, Open MPI
 # reads that file (ompi_info shows each value with the file as its source),
 # and a rerun replaces the calibration instead of adding a second one.
 # Writes only into a scratch file, never into the prefix.
@@ -76,17 +77,23 @@ else
 	echo "not ok 4 - after a rerun: $blocks calibration blocks, other lines $(grep -c unrelated "$conf")"
 fi
 
-# The fast-box cut-off: one of the values pvas-calibrate timed, in force
-# in btl/pvas with the file as its source.
-want=$(sed -n "s/^btl_pvas_fbox_max_send = //p" "$conf")
+# The fast-box cut-offs (packed, contiguous): values pvas-calibrate
+# timed, in force in btl/pvas with the file as their source.
 OMPI_MCA_mca_base_param_files="$conf" "$PREFIX/bin/ompi_info" --param btl pvas --level 9 \
 	--parsable >"$scratch/btl" 2>&1
-got=$(sed -n "s/^mca:btl:pvas:param:btl_pvas_fbox_max_send:value://p" "$scratch/btl")
-src=$(sed -n "s/^mca:btl:pvas:param:btl_pvas_fbox_max_send:source://p" "$scratch/btl")
-if [[ $want =~ ^(256|512|1024|2048)$ ]] && [ "$want" = "$got" ] && [[ $src == file* ]]; then
-	echo "ok 5 - btl_pvas_fbox_max_send = $want from the file is in force"
+bad= said=
+for name in fbox_max_send fbox_max_inplace; do
+	want=$(sed -n "s/^btl_pvas_$name = //p" "$conf")
+	got=$(sed -n "s/^mca:btl:pvas:param:btl_pvas_$name:value://p" "$scratch/btl")
+	src=$(sed -n "s/^mca:btl:pvas:param:btl_pvas_$name:source://p" "$scratch/btl")
+	said="$said $name=$want"
+	[[ $want =~ ^(256|512|1024|2048)$ ]] && [ "$want" = "$got" ] && [[ $src == file* ]] ||
+		bad="$bad $name(file '$want', ompi_info '$got' from '$src')"
+done
+if [ -z "$bad" ]; then
+	echo "ok 5 - the fast-box cut-offs from the file are in force:$said"
 else
-	echo "not ok 5 - fast-box cut-off: file '$want', ompi_info '$got' from '$src'"
+	echo "not ok 5 - fast-box cut-offs:$bad"
 fi
 
 # The file says how well the fitted model matches the times it was fitted to.
