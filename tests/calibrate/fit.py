@@ -124,16 +124,13 @@ def main():
     # by the worst message, not the mean (medians in ns of a calibration
     # on AMD EPYC family 25 model 1): 2048 is as fast or faster for five
     # messages and 18 % slower for the contiguous 1984 B one
-    small = {256: {"c448": 380.0, "v440": 587.0, "c960": 428.0, "v960": 774.0,
-                   "c1984": 503.0, "v1960": 1171.0},
-             512: {"c448": 371.0, "v440": 558.0, "c960": 431.0, "v960": 802.0,
-                   "c1984": 508.0, "v1960": 1242.0},
-             1024: {"c448": 376.0, "v440": 550.0, "c960": 441.0, "v960": 689.0,
-                    "c1984": 515.0, "v1960": 1253.0},
-             2048: {"c448": 367.0, "v440": 530.0, "c960": 419.0, "v960": 682.0,
-                    "c1984": 594.0, "v1960": 1124.0}}
-    by_mean = cal.choose_setting(small, cal.FBOX_BUILTIN)
-    by_worst = cal.choose_setting(small, cal.FBOX_BUILTIN, worst=True)
+    amd_keys = [("contig", "448"), ("vector", "440"), ("contig", "960"), ("vector", "960"),
+                ("contig", "1984"), ("vector", "1960")]
+    amd = {256: (380, 587, 428, 774, 503, 1171), 512: (371, 558, 431, 802, 508, 1242),
+           1024: (376, 550, 441, 689, 515, 1253), 2048: (367, 530, 419, 682, 594, 1124)}
+    amd_small = {c: {k: float(t) for k, t in zip(amd_keys, ts)} for c, ts in amd.items()}
+    by_mean = cal.choose_setting(amd_small, cal.FBOX_BUILTIN)
+    by_worst = cal.choose_setting(amd_small, cal.FBOX_BUILTIN, worst=True)
     tap(by_mean[0] == 2048 and by_worst[0] == 1024,
         "a cut-off is judged by the message it slows most: mean %s, worst %s" %
         (by_mean, by_worst))
@@ -177,11 +174,7 @@ def main():
     # messages are fastest through the fast box up to 2048 B and the
     # contiguous 1984 B one in place, so each kind keeps its own cut-off
     # where a shared one gave up the packed 1960 B message
-    amd = {256: (380, 587, 428, 774, 503, 1171), 512: (371, 558, 431, 802, 508, 1242),
-           1024: (376, 550, 441, 689, 515, 1253), 2048: (367, 530, 419, 682, 594, 1124)}
-    keys = [("contig", "448"), ("vector", "440"), ("contig", "960"), ("vector", "960"),
-            ("contig", "1984"), ("vector", "1960")]
-    m["small"] = {c: [[list(k), [float(t)]] for k, t in zip(keys, ts)] for c, ts in amd.items()}
+    m["small"] = {c: [[list(k), [t]] for k, t in d.items()] for c, d in amd_small.items()}
     got, res, notes = cal.fit_all(m)
     tap(got["fbox"] == 2048 and got["fbox_inplace"] == 1024,
         "packed and contiguous messages each get their cut-off: packed %s, contiguous %s; %s" %
