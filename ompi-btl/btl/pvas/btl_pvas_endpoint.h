@@ -21,6 +21,10 @@ typedef struct mca_btl_base_endpoint_t {
     pvas_fbox_writer_t fbox;
     uint32_t fbox_sends;
     uint64_t fbox_sent; /* messages written into the peer's fast box */
+    /* the fragment last posted to the peer's mailbox and its post number:
+     * until the peer has handled it, send keeps out of the fast box */
+    struct mca_btl_pvas_frag_t *last_posted;
+    uint64_t last_post;
     bool fbox_requested;
     opal_atomic_lock_t fbox_lock;
     struct mca_btl_base_endpoint_t *next; /* all endpoints, freed at finalize */

@@ -30,6 +30,7 @@ int mca_btl_pvas_frag_init(opal_free_list_item_t *item, void *ctx)
     opal_free_list_t *list = (opal_free_list_t *) ctx;
 
     frag->my_list = list;
+    frag->post = 0;
     /* elements are fl_frag_size bytes: the struct, then data[] */
     frag->capacity = list->fl_frag_size - offsetof(mca_btl_pvas_frag_t, data);
     return OPAL_SUCCESS;

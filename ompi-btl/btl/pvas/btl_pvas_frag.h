@@ -39,6 +39,7 @@ typedef struct mca_btl_pvas_frag_t {
     struct mca_btl_base_endpoint_t *endpoint;
     opal_free_list_t *my_list;
     size_t capacity; /* bytes of data[] */
+    uint64_t post;   /* posts of this fragment so far (endpoint->last_post) */
     /* the header on its own cache line: the receiver links and flags it */
     _Alignas(PVAS_QUEUE_CACHE_LINE) mca_btl_pvas_hdr_t hdr;
     _Alignas(16) unsigned char data[];

@@ -30,8 +30,24 @@ static inline void pvas_frag_post(mca_btl_pvas_frag_t *frag, struct mca_btl_base
         hdr->sc_len = frag->segments[1].seg_len;
     }
     atomic_store_explicit(&hdr->flags, flags, memory_order_relaxed);
+    ep->last_posted = frag;
+    ep->last_post = ++frag->post;
     /* the push is a release: everything above is visible to the receiver */
     pvas_queue_push(ep->mailbox, &hdr->item);
+}
+
+/* Has the peer handled every fragment this rank posted to its mailbox?
+ * The mailbox is a FIFO and the peer flags a fragment complete after its
+ * callback, so the last one posted tells; a fragment posted again since
+ * (post numbers differ) had come back.  Fragments stay in their free lists'
+ * memory, so reading a recycled one is safe. */
+static inline bool pvas_mailbox_handled(const struct mca_btl_base_endpoint_t *ep)
+{
+    const mca_btl_pvas_frag_t *last = ep->last_posted;
+
+    return NULL == last || last->post != ep->last_post ||
+           (atomic_load_explicit(&last->hdr.flags, memory_order_acquire) &
+            MCA_BTL_PVAS_FLAG_COMPLETE);
 }
 
 /* The smallest fragment class that holds total bytes. */
@@ -256,7 +272,12 @@ int mca_btl_pvas_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     mca_btl_pvas_frag_t *frag = (mca_btl_pvas_frag_t *) descriptor;
     int des_flags = frag->base.des_flags;
 
-    if (pvas_fbox_send(btl, endpoint, frag, tag)) {
+    /* through the fast box only when that keeps this rank's sends to the
+     * peer in order, as through btl/vader's FIFO: a long message's short
+     * last fragment must not arrive before the others (with threads, the
+     * last-posted record is not kept consistently: the mailbox then) */
+    if (!opal_using_threads() && pvas_mailbox_handled(endpoint) &&
+        pvas_fbox_send(btl, endpoint, frag, tag)) {
         if (!(des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)) {
             /* the data left with the copy: done now, as btl/self's send
              * (1: no callback; ob1 completes the request itself) */
