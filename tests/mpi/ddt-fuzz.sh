@@ -23,7 +23,8 @@
 # chunks that wraps around, the receiver unpacks); one sends every standard
 # or ready-mode message that fits the eager limit eagerly, packed by the
 # engine (and the receivers unpack every eager message with the engine,
-# in every pvas configuration); two more leave the choice
+# in every pvas configuration), one sends them by ob1's own eager send (the
+# convertor packs, as the model may choose); two more leave the choice
 # to ob1's cost model: one forces copy-in/copy-out for every direct RNDV
 # (the receiver declines each one), one lets the model choose with its
 # online correction always measuring every path (each case transferred 12
@@ -109,6 +110,7 @@ CONFIGS=(
 	"pvas-model-cico:pvas:--mca pml_ob1_direct_model cico --mca pml_ob1_direct_min_size 0"
 	"pvas-staged:pvas:--mca pml_ob1_direct_model staged --mca pml_ob1_direct_min_size 0 --mca pml_ob1_direct_stage_chunk_size 1024"
 	"pvas-eager:pvas:--mca pml_ob1_direct_model eager --mca pml_ob1_direct_min_size 0"
+	"pvas-own:pvas:--mca pml_ob1_direct_model own --mca pml_ob1_direct_min_size 0"
 	"pvas-model-learn:pvas:--mca pml_ob1_direct_model model --mca pml_ob1_direct_model_explore 0 --mca pml_ob1_direct_model_recheck 2 --mca pml_ob1_direct_min_size 0:--repeat 12"
 )
 
@@ -182,18 +184,25 @@ for seed in "$FIXED_SEED" "$RSEED" "$REGRESSION_SEED"; do
 		fi
 		if [ $direct = 1 ]; then
 			# "[pml_ob1 direct] rank R: sent S received V fallback F copied C of T bytes
-			#  model-cico M staged X model-eager E engine-packed P engine-unpacked U"
-			read -r lines sent recvd fb copied total mcico staged epack eunpack < <(awk '
+			#  model-cico M staged X model-eager E engine-packed P engine-unpacked U
+			#  model-own O"
+			read -r lines sent recvd fb copied total mcico staged epack eunpack own < <(awk '
 				/^\[pml_ob1 direct\] rank [0-9]+: sent / {
 					l++; s += $6; v += $8; f += $10; c += $12; t = $14; m += $17; x += $19
-					p += $23; u += $25 }
-				END { printf "%d %d %d %d %d %d %d %d %d %d\n", l, s, v, f, c, t, m, x, p, u }' "$log")
-			stats="sent $sent received $recvd fallback $fb, copied $copied of $total bytes, model chose cico $mcico, staged $staged, eager messages the engine packed $epack, unpacked $eunpack ($lines stats lines)"
+					p += $23; u += $25; o += $27 }
+				END { printf "%d %d %d %d %d %d %d %d %d %d %d\n", l, s, v, f, c, t, m, x, p, u, o }' "$log")
+			stats="sent $sent received $recvd fallback $fb, copied $copied of $total bytes, model chose cico $mcico, staged $staged, eager messages the engine packed $epack, unpacked $eunpack, left to ob1's own eager send $own ($lines stats lines)"
 			if [ "$name" = pvas-eager ]; then
 				if [ "$epack" -gt 0 ] && [ "$eunpack" -gt 0 ]; then
 					ok "$what: the engine packed and unpacked eager messages: $stats"
 				else
 					not_ok "$what: pml_ob1_direct_model eager, yet the engine did not pack and unpack the eager messages: $stats"
+				fi
+			elif [ "$name" = pvas-own ]; then
+				if [ "$own" -gt 0 ] && [ "$epack" = 0 ] && [ $((sent + recvd)) -gt 0 ]; then
+					ok "$what: ob1's own eager send took what fits, the direct path the rest: $stats"
+				else
+					not_ok "$what: pml_ob1_direct_model own, yet not every eager-sized message went by ob1's own eager send: $stats"
 				fi
 			elif [ "$name" = pvas-staged ]; then
 				if [ "$staged" -gt 0 ] && [ "$staged" = "$recvd" ]; then

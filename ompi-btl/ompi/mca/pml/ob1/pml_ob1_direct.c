@@ -137,7 +137,7 @@ struct direct_cached {
     ompi_datatype_t *dt;
     size_t count;
     opal_datatype_direct_layout_t *layout;
-    int eager; /* the model's eager decision for this layout: -1 not asked yet */
+    int send; /* the model's MCA_PML_OB1_DIRECT_SEND_* for this layout: -1 not asked yet */
     uint64_t shape_key; /* the model's key of its shape: 0 not computed yet */
 };
 
@@ -159,6 +159,7 @@ static struct {
     struct direct_cached *cached; /* list of live cache entries */
     /* statistics (pml_ob1_direct_stats) */
     uint64_t sent, received, fallback, copied_self, bytes_total, model_declined, staged, eager;
+    uint64_t own; /* messages the model left to ob1's own eager send */
     uint64_t eager_packed, eager_unpacked; /* eager messages the engine packed, unpacked */
 } direct;
 
@@ -256,7 +257,7 @@ static struct direct_cached *direct_cache_put(ompi_datatype_t *dt, size_t count,
     c->dt = dt;
     c->count = count;
     c->layout = layout;
-    c->eager = -1;
+    c->send = -1;
     c->shape_key = 0;
     c->prev = NULL;
     OPAL_THREAD_LOCK(&direct.lock);
@@ -379,10 +380,12 @@ void mca_pml_ob1_direct_fini(void)
                 "[pml_ob1 direct] rank %u: sent %" PRIu64 " received %" PRIu64
                 " fallback %" PRIu64 " copied %" PRIu64 " of %" PRIu64 " bytes"
                 " model-cico %" PRIu64 " staged %" PRIu64 " model-eager %" PRIu64
-                " engine-packed %" PRIu64 " engine-unpacked %" PRIu64 "\n",
+                " engine-packed %" PRIu64 " engine-unpacked %" PRIu64 " model-own %" PRIu64
+                "\n",
                 (unsigned) OMPI_PROC_MY_NAME->vpid, direct.sent, direct.received,
                 direct.fallback, direct.copied_self, direct.bytes_total, direct.model_declined,
-                direct.staged, direct.eager, direct.eager_packed, direct.eager_unpacked);
+                direct.staged, direct.eager, direct.eager_packed, direct.eager_unpacked,
+                direct.own);
         fflush(stderr);
     }
     mca_pml_ob1_direct_model_fini(mca_pml_ob1_direct_params.stats,
@@ -701,17 +704,19 @@ static uint64_t direct_name_key(const opal_process_name_t *name)
     return ((uint64_t) name->jobid << 32) | name->vpid;
 }
 
-/* The model's eager decision for a layout, kept with the datatype's cached
- * layout (asked once per datatype and count). */
-static bool direct_eager(const opal_datatype_direct_layout_t *layout, struct direct_cached *cached)
+/* The model's MCA_PML_OB1_DIRECT_SEND_* for a message of a layout that
+ * fits an eager fragment, kept with the datatype's cached layout (asked
+ * once per datatype and count). */
+static int direct_send_how(const opal_datatype_direct_layout_t *layout,
+                           struct direct_cached *cached)
 {
     if (NULL == cached) {
-        return mca_pml_ob1_direct_model_eager(layout);
+        return mca_pml_ob1_direct_model_send(layout);
     }
-    if (cached->eager < 0) {
-        cached->eager = mca_pml_ob1_direct_model_eager(layout);
+    if (cached->send < 0) {
+        cached->send = mca_pml_ob1_direct_model_send(layout);
     }
-    return 0 != cached->eager;
+    return cached->send;
 }
 
 /* The fragment of an eager message the engine packed came back (the
@@ -866,7 +871,7 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     struct direct_cached *cached;
     uint64_t length = base->req_bytes_packed, chunk, shape_key = 0, *key, peer_key = 0, start = 0;
     const opal_process_name_t *peer;
-    int rc, order, hint = -1;
+    int rc, order, hint = -1, how;
     bool eager, eager_fits, engine_ok, timed = false;
 
     if (!direct.initialized || !direct_convertor_ok(&base->req_base.req_convertor)) {
@@ -891,10 +896,17 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     engine_ok = mca_pml_ob1_direct_params.eager_engine &&
                 (MCA_PML_BASE_SEND_STANDARD == base->req_send_mode ||
                  MCA_PML_BASE_SEND_READY == base->req_send_mode);
+    how = eager_fits ? direct_send_how(layout, cached) : MCA_PML_OB1_DIRECT_SEND_RNDV;
+    if (MCA_PML_OB1_DIRECT_SEND_OWN == how) {
+        /* ob1's own eager send, the convertor packing, is cheaper */
+        opal_datatype_direct_layout_release(release);
+        direct.own++;
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
     peer = &sendreq->req_send.req_base.req_proc->super.proc_name;
     key = cached ? &cached->shape_key : &shape_key;
     order = ompi_rte_compare_name_fields(OMPI_RTE_CMP_ALL, OMPI_PROC_MY_NAME, peer);
-    eager = eager_fits && direct_eager(layout, cached);
+    eager = MCA_PML_OB1_DIRECT_SEND_EAGER == how;
     if (!eager && 0 > order) {
         /* this process leads the pair (direct_lower): the path it last took
          * from the peer into a layout of this shape, -1: none */

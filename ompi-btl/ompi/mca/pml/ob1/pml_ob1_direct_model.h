@@ -92,12 +92,20 @@ void mca_pml_ob1_direct_model_sent(uint64_t peer, uint64_t key, int path,
                                    const opal_datatype_direct_layout_t *l, bool eager,
                                    uint64_t ns);
 
-/** Sender, for a message that fits an eager fragment: is an eager send
- *  (pack, fragment, unpack) predicted cheaper than the direct rendezvous,
- *  even at the direct path's optimistic bound?
+/** What the sender does with a message that fits an eager fragment. */
+enum {
+    MCA_PML_OB1_DIRECT_SEND_RNDV = 0,  /**< the direct rendezvous (a path at match) */
+    MCA_PML_OB1_DIRECT_SEND_EAGER = 1, /**< an eager send the engine packs */
+    MCA_PML_OB1_DIRECT_SEND_OWN = 2    /**< ob1's own eager send (the convertor packs) */
+};
+
+/** Sender, for a message that fits an eager fragment: an eager send
+ *  (pack, fragment, unpack), by the engine or by ob1's convertor, when it
+ *  is predicted cheaper than the direct rendezvous even at the direct
+ *  path's optimistic bound; else the rendezvous (MCA_PML_OB1_DIRECT_SEND_*).
  *  The receive layout is not known: the send layout stands for both.
- *  Always false when a path is forced. */
-bool mca_pml_ob1_direct_model_eager(const opal_datatype_direct_layout_t *sl);
+ *  Always the rendezvous when a path is forced. */
+int mca_pml_ob1_direct_model_send(const opal_datatype_direct_layout_t *sl);
 
 /** Receiver, at completion of a message whose path was chosen and timed
  *  (choice->start_ns != 0): record its measured time (statistics and
