@@ -30,9 +30,14 @@
  *                        bytes: KIND contig, or vector of 40-byte blocks
  *                        80 bytes apart (below 2 KiB with the PML header:
  *                        what btl/pvas may send through a fast box)
+ *   pvas_calibrate --packed     (two ranks)
+ *       pk KIND BLEN COUNT STRIDE NS SHAPE...
+ *                        as pp, for packed messages of 1-4 KiB that fit an
+ *                        eager fragment (run with pml_ob1_direct_model own:
+ *                        ob1's own eager send)
  *
  * Every timing is the median of --reps repetitions (default 31); a
- * repetition of --small is 200 round trips.
+ * repetition of --small or --packed is 200 round trips.
  */
 #include <mpi.h>
 
@@ -515,6 +520,42 @@ static void small(void)
 	free(t);
 }
 
+/* Packed messages of 1-4 KiB that fit an eager fragment, as pp lines
+ * ("pk" instead of "pp"): run with pml_ob1_direct_model own, they time
+ * ob1's own eager send (the convertor packs, the engine unpacks). */
+static void packed(void)
+{
+	static const struct {
+		enum kind kind;
+		int blen, count, stride;
+	} shapes[] = {
+	    {VECTOR, 40, 26, 80},    {VECTOR, 40, 50, 80}, {VECTOR, 40, 100, 80},
+	    {DOUBLES, 40, 33, 1400}, {VECTOR, 8, 256, 64}, {INDEX, 4, 493, 32}};
+	double *t = malloc(sizeof(double) * (size_t)reps);
+	int rank = two_ranks("--packed");
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		int blen = shapes[s].blen, count = shapes[s].count, stride = shapes[s].stride;
+		size_t span = (size_t)stride * (size_t)count;
+		MPI_Datatype type = shape_type(shapes[s].kind, blen, count, stride);
+		unsigned char *buf = malloc(span);
+
+		if (!buf || !t)
+			die("malloc", 0);
+		memset(buf, rank + 1, span);
+		double ns = pingpong_ns(buf, type, rank, 2, 200, t);
+
+		if (rank == 0) {
+			printf("pk %s %d %d %d %.1f", kind_name[shapes[s].kind], blen, count, stride,
+			       ns);
+			print_shape(type);
+		}
+		free(buf);
+		MPI_Type_free(&type);
+	}
+	free(t);
+}
+
 int main(int argc, char **argv)
 {
 	int mode = 0;
@@ -527,10 +568,12 @@ int main(int argc, char **argv)
 			mode = 2;
 		} else if (!strcmp(argv[i], "--small")) {
 			mode = 3;
+		} else if (!strcmp(argv[i], "--packed")) {
+			mode = 4;
 		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
 			reps = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: pvas_calibrate --local | --pingpong | --small [--reps N]\n");
+			fprintf(stderr, "usage: pvas_calibrate --local | --pingpong | --small | --packed [--reps N]\n");
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
@@ -542,8 +585,10 @@ int main(int argc, char **argv)
 		pingpong();
 	else if (mode == 3)
 		small();
+	else if (mode == 4)
+		packed();
 	else
-		fprintf(stderr, "usage: pvas_calibrate --local | --pingpong | --small [--reps N]\n");
+		fprintf(stderr, "usage: pvas_calibrate --local | --pingpong | --small | --packed [--reps N]\n");
 	MPI_Finalize();
 	return mode ? 0 : 2;
 }
