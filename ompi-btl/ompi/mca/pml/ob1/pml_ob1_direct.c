@@ -146,6 +146,8 @@ struct direct_entry {
     void *ptr; /* mca_pml_ob1_direct_desc_t (send) or recv request (recv) */
 };
 
+#define DIRECT_RECENT 16 /* slots of direct.recent */
+
 static struct {
     bool initialized;
     opal_free_list_t descs;
@@ -157,6 +159,8 @@ static struct {
     bool progress_registered;
     int keyval;                   /* datatype attribute of the layout cache, -1: none */
     struct direct_cached *cached; /* list of live cache entries */
+    /* the entries last found, by datatype address (without threads only) */
+    struct direct_cached *recent[DIRECT_RECENT];
     /* statistics (pml_ob1_direct_stats) */
     uint64_t sent, received, fallback, copied_self, bytes_total, model_declined, staged, eager;
     uint64_t own; /* messages the model left to ob1's own eager send */
@@ -164,6 +168,13 @@ static struct {
 } direct;
 
 /* ---- layout cache --------------------------------------------------------- */
+
+/* direct.recent's slot of a datatype: its address over the allocator's
+ * 16-byte granule. */
+static inline size_t direct_recent_slot(const ompi_datatype_t *dt)
+{
+    return ((uintptr_t) dt >> 4) % DIRECT_RECENT;
+}
 
 static int direct_attr_copy(MPI_Datatype oldtype, int keyval, void *extra, void *in, void *out,
                             int *flag, MPI_Datatype newtype)
@@ -179,6 +190,9 @@ static int direct_attr_delete(MPI_Datatype dt, int keyval, void *value, void *ex
 
     (void) dt, (void) keyval, (void) extra;
     OPAL_THREAD_LOCK(&direct.lock);
+    if (direct.recent[direct_recent_slot(c->dt)] == c) {
+        direct.recent[direct_recent_slot(c->dt)] = NULL;
+    }
     if (c->prev) {
         c->prev->next = c->next;
     } else {
@@ -279,13 +293,30 @@ static struct direct_cached *direct_cache_put(ompi_datatype_t *dt, size_t count,
  * (of this count or another). */
 static struct direct_cached *direct_layout_cached(ompi_datatype_t *dt, size_t count, bool *taken)
 {
+    size_t slot = direct_recent_slot(dt);
     struct direct_cached *c = NULL;
     int flag = 0;
 
+    /* a datatype's attribute costs a hash lookup on every small message;
+     * the entry last found for its address is a compare (the attribute's
+     * delete callback clears it) */
+    if (!opal_using_threads()) {
+        c = direct.recent[slot];
+        if (NULL != c && c->dt == dt && c->count == count) {
+            *taken = true;
+            return c;
+        }
+    }
     *taken = direct.keyval >= 0 && NULL != dt->d_keyhash &&
              OMPI_SUCCESS == ompi_attr_get_c(dt->d_keyhash, direct.keyval, (void **) &c, &flag) &&
              flag;
-    return *taken && c->count == count ? c : NULL;
+    if (!*taken || c->count != count) {
+        return NULL;
+    }
+    if (!opal_using_threads()) {
+        direct.recent[slot] = c;
+    }
+    return c;
 }
 
 /* The layout of count x dt for one message.  *release is what the caller
