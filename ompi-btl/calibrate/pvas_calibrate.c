@@ -443,16 +443,49 @@ static double pingpong_ns(void *buf, MPI_Datatype type, int rank, int warm, int 
 	return median(t, reps);
 }
 
+/* A message of count blocks of blen bytes, stride bytes apart. */
+struct shape_spec {
+	enum kind kind;
+	int blen, count, stride;
+};
+
+/* Ping-pong each of the n shapes (warm and batch as pingpong_ns) and print,
+ * on rank 0, "TAG KIND BLEN COUNT STRIDE NS SHAPE...". */
+static void time_shapes(const char *mode, const char *tag, const struct shape_spec *shapes,
+			size_t n, int warm, int batch)
+{
+	double *t = malloc(sizeof(double) * (size_t)reps);
+	int rank = two_ranks(mode);
+
+	for (size_t s = 0; s < n; s++) {
+		int blen = shapes[s].blen, count = shapes[s].count, stride = shapes[s].stride;
+		size_t span = (size_t)stride * (size_t)count;
+		MPI_Datatype type = shape_type(shapes[s].kind, blen, count, stride);
+		unsigned char *buf = malloc(span);
+
+		if (!buf || !t)
+			die("malloc", 0);
+		memset(buf, rank + 1, span);
+		double ns = pingpong_ns(buf, type, rank, warm, batch, t);
+
+		if (rank == 0) {
+			printf("%s %s %d %d %d %.1f", tag, kind_name[shapes[s].kind], blen, count,
+			       stride, ns);
+			print_shape(type);
+		}
+		free(buf);
+		MPI_Type_free(&type);
+	}
+	free(t);
+}
+
 static void pingpong(void)
 {
 	/* dense and sparse (one block per cache line or more), small and large,
 	 * strided and in random order, lines that fit in the cache and lines
 	 * that do not: the fit separates per-message, per-fragment, per-byte
 	 * and per-line costs */
-	static const struct {
-		enum kind kind;
-		int blen, count, stride;
-	} shapes[] = {
+	static const struct shape_spec shapes[] = {
 	    {VECTOR, 8, 512, 16},       {VECTOR, 8, 8192, 16},     {VECTOR, 64, 2048, 128},
 	    {VECTOR, 512, 256, 1024},   {VECTOR, 4096, 64, 8192},  {VECTOR, 8, 2048, 128},
 	    {VECTOR, 12, 8192, 128},    {VECTOR, 24, 4096, 256},   {VECTOR, 256, 512, 512},
@@ -462,30 +495,8 @@ static void pingpong(void)
 	    {INDEX, 12, 16384, 512},    {FLOATS, 12, 5600, 24},    {FLOATS, 44, 1024, 96},
 	    {DOUBLES, 40, 33, 1400},    {DOUBLES, 40, 408, 1400},  {DOUBLES, 256, 8, 512},
 	    {DOUBLES, 1024, 4, 2048}};
-	int rank;
-	double *t = malloc(sizeof(double) * (size_t)reps);
 
-	rank = two_ranks("--pingpong");
-	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
-		int blen = shapes[s].blen, count = shapes[s].count, stride = shapes[s].stride;
-		size_t span = (size_t)stride * (size_t)count;
-		MPI_Datatype type = shape_type(shapes[s].kind, blen, count, stride);
-		unsigned char *buf = malloc(span);
-
-		if (!buf || !t)
-			die("malloc", 0);
-		memset(buf, rank + 1, span);
-		double ns = pingpong_ns(buf, type, rank, 3, 1, t);
-
-		if (rank == 0) {
-			printf("pp %s %d %d %d %.1f", kind_name[shapes[s].kind], blen, count, stride,
-			       ns);
-			print_shape(type);
-		}
-		free(buf);
-		MPI_Type_free(&type);
-	}
-	free(t);
+	time_shapes("--pingpong", "pp", shapes, sizeof(shapes) / sizeof(shapes[0]), 3, 1);
 }
 
 /* Small messages, contiguous and of 40-byte blocks, at sizes that a fast
@@ -525,35 +536,11 @@ static void small(void)
  * ob1's own eager send (the convertor packs, the engine unpacks). */
 static void packed(void)
 {
-	static const struct {
-		enum kind kind;
-		int blen, count, stride;
-	} shapes[] = {
+	static const struct shape_spec shapes[] = {
 	    {VECTOR, 40, 26, 80},    {VECTOR, 40, 50, 80}, {VECTOR, 40, 100, 80},
 	    {DOUBLES, 40, 33, 1400}, {VECTOR, 8, 256, 64}, {INDEX, 4, 493, 32}};
-	double *t = malloc(sizeof(double) * (size_t)reps);
-	int rank = two_ranks("--packed");
 
-	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
-		int blen = shapes[s].blen, count = shapes[s].count, stride = shapes[s].stride;
-		size_t span = (size_t)stride * (size_t)count;
-		MPI_Datatype type = shape_type(shapes[s].kind, blen, count, stride);
-		unsigned char *buf = malloc(span);
-
-		if (!buf || !t)
-			die("malloc", 0);
-		memset(buf, rank + 1, span);
-		double ns = pingpong_ns(buf, type, rank, 2, 200, t);
-
-		if (rank == 0) {
-			printf("pk %s %d %d %d %.1f", kind_name[shapes[s].kind], blen, count, stride,
-			       ns);
-			print_shape(type);
-		}
-		free(buf);
-		MPI_Type_free(&type);
-	}
-	free(t);
+	time_shapes("--packed", "pk", shapes, sizeof(shapes) / sizeof(shapes[0]), 2, 200);
 }
 
 int main(int argc, char **argv)
