@@ -9,9 +9,10 @@
 # ignores these parameters where they do not exist) and one that sends
 # every message of any size direct with no fast boxes and at most 2
 # fragments per list: the RNDV header goes through btl_sendi's fragments,
-# or through ob1's own RNDV descriptor when they run out, and every list
-# runs dry again and again (before btl/pvas drained its lazy returns when a
-# list ran dry, this configuration hung in 8 of 9 seeds); the same once more
+# and when they run out ob1 starts the send again from its pending list;
+# every list runs dry again and again (before btl/pvas drained its lazy
+# returns when a list ran dry, this configuration hung in 8 of 9 seeds);
+# the same once more
 # under MPI_THREAD_MULTIPLE (the fuzzer's --thread-multiple), where btl/pvas
 # takes its progress lock and a fragment allocated from inside its own
 # progress loop (ob1's ACK at a match) must still drain the lazy returns

@@ -27,6 +27,7 @@
 
 #include "ompi_config.h"
 
+#include "opal/prefetch.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "ompi/attribute/attribute.h"
@@ -661,41 +662,38 @@ static bool direct_convertor_ok(const opal_convertor_t *conv)
            !(conv->flags & (CONVERTOR_CUDA | CONVERTOR_WITH_CHECKSUM));
 }
 
-/* Send the RNDV header (flag DIRECT, no data).  Through btl_sendi when the
- * BTL has it (btl/pvas: its fast box): nothing comes back, so the request
- * waits only for the copy (req_state 1).  Otherwise ob1's usual RNDV
- * descriptor, whose completion is the second req_state count. */
-static int direct_send_rndv(mca_pml_ob1_send_request_t *sendreq, mca_bml_base_btl_t *bml_btl)
+/* Send the RNDV header (flag DIRECT, no data) through btl_sendi (btl/pvas:
+ * its fast box): nothing comes back, so the request waits only for the copy
+ * (req_state 1).  Its hdr_src_req is the descriptor, not the request: the
+ * receiver reads the descriptor at match without first loading the
+ * request's line from this core (mca_pml_ob1_direct_recv_start). */
+static int direct_send_rndv(mca_pml_ob1_send_request_t *sendreq, mca_bml_base_btl_t *bml_btl,
+                            mca_pml_ob1_direct_desc_t *desc)
 {
     mca_pml_base_send_request_t *base = &sendreq->req_send;
     mca_btl_base_descriptor_t *des = NULL;
     mca_pml_ob1_rendezvous_hdr_t hdr;
     int rc;
 
-    if (NULL != bml_btl->btl->btl_sendi) {
-        mca_pml_ob1_rendezvous_hdr_prepare(&hdr, MCA_PML_OB1_HDR_TYPE_RNDV,
-                                           MCA_PML_OB1_HDR_FLAGS_DIRECT |
-                                               MCA_PML_OB1_HDR_FLAGS_SIGNAL,
-                                           base->req_base.req_comm->c_contextid,
-                                           base->req_base.req_comm->c_my_rank,
-                                           base->req_base.req_tag,
-                                           (uint16_t) base->req_base.req_sequence,
-                                           base->req_bytes_packed, sendreq);
-        ob1_hdr_hton((mca_pml_ob1_hdr_t *) &hdr, MCA_PML_OB1_HDR_TYPE_RNDV,
-                     base->req_base.req_proc);
-        sendreq->req_state = 1; /* the copy: no RNDV descriptor to wait for */
-        rc = mca_bml_base_sendi(bml_btl, &base->req_base.req_convertor, &hdr, sizeof(hdr), 0,
-                                MCA_BTL_NO_ORDER,
-                                MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
-                                MCA_PML_OB1_HDR_TYPE_RNDV, &des);
-        if (OPAL_LIKELY(OMPI_SUCCESS == rc)) {
-            return OMPI_SUCCESS;
-        }
+    mca_pml_ob1_rendezvous_hdr_prepare(&hdr, MCA_PML_OB1_HDR_TYPE_RNDV,
+                                       MCA_PML_OB1_HDR_FLAGS_DIRECT | MCA_PML_OB1_HDR_FLAGS_SIGNAL,
+                                       base->req_base.req_comm->c_contextid,
+                                       base->req_base.req_comm->c_my_rank, base->req_base.req_tag,
+                                       (uint16_t) base->req_base.req_sequence,
+                                       base->req_bytes_packed, desc);
+    ob1_hdr_hton((mca_pml_ob1_hdr_t *) &hdr, MCA_PML_OB1_HDR_TYPE_RNDV, base->req_base.req_proc);
+    sendreq->req_state = 1; /* the copy: no RNDV descriptor to wait for */
+    rc = mca_bml_base_sendi(bml_btl, &base->req_base.req_convertor, &hdr, sizeof(hdr), 0,
+                            MCA_BTL_NO_ORDER,
+                            MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
+                            MCA_PML_OB1_HDR_TYPE_RNDV, &des);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         if (NULL != des) {
             mca_bml_base_free(bml_btl, des);
         }
+        return OMPI_ERR_OUT_OF_RESOURCE; /* ob1 starts the request again later */
     }
-    return mca_pml_ob1_send_request_start_rndv(sendreq, bml_btl, 0, MCA_PML_OB1_HDR_FLAGS_DIRECT);
+    return OMPI_SUCCESS;
 }
 
 /* About pml_ob1_direct_chunks chunks (both sides busy to the end), at
@@ -905,7 +903,8 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     int rc, order, hint = -1, how;
     bool eager, eager_fits, engine_ok, timed = false;
 
-    if (!direct.initialized || !direct_convertor_ok(&base->req_base.req_convertor)) {
+    if (!direct.initialized || NULL == bml_btl->btl->btl_sendi ||
+        !direct_convertor_ok(&base->req_base.req_convertor)) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
     if (!opal_convertor_need_buffers(&base->req_base.req_convertor) &&
@@ -1005,7 +1004,7 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
         direct_desc_free(desc);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = direct_send_rndv(sendreq, bml_btl);
+    rc = direct_send_rndv(sendreq, bml_btl, desc);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         /* The header did not leave: only the poll entry holds the
          * descriptor, and lets go of it when it sees the state. */
@@ -1157,23 +1156,20 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
                                   mca_pml_ob1_rendezvous_hdr_t *hdr)
 {
     mca_pml_base_recv_request_t *base = &recvreq->req_recv;
-    /* hdr_src_req is the sender's request, in this address space, of the
-     * same ob1 build (PVAS tasks of one job load the same mca_pml_ob1.so):
-     * its req_direct is the descriptor. */
-    const mca_pml_ob1_send_request_t *sendreq =
-        (const mca_pml_ob1_send_request_t *) hdr->hdr_src_req.pval;
-    mca_pml_ob1_direct_desc_t *desc;
+    /* A DIRECT header comes only through a BTL that shares this address
+     * space, from the same ob1 build (PVAS tasks of one job load the same
+     * mca_pml_ob1.so): hdr_src_req is the sender's descriptor, which lives
+     * until this side lets go of it (recv_done, or the ACK below). */
+    mca_pml_ob1_direct_desc_t *desc = (mca_pml_ob1_direct_desc_t *) hdr->hdr_src_req.pval;
+    const opal_datatype_direct_layout_t *send_layout = desc->send_layout;
     opal_datatype_direct_layout_t *layout, *release;
     int path = MCA_PML_OB1_DIRECT_PATH_DIRECT;
 
+    /* its first line on its way while this side finds its own layout */
+    OPAL_PREFETCH(send_layout, 0, 3);
     if (!direct.initialized || !mca_pml_ob1_direct_params.enable ||
-        !(btl->btl_flags & MCA_BTL_FLAGS_SHARED_ADDR_SPACE) ||
         hdr->hdr_msg_length > recvreq->req_bytes_expected ||
         !direct_convertor_ok(&base->req_base.req_convertor)) {
-        goto decline;
-    }
-    desc = sendreq->req_direct;
-    if (NULL == desc || desc->length != hdr->hdr_msg_length) {
         goto decline;
     }
     layout = direct_layout_get(base->req_base.req_datatype, base->req_base.req_count, &release,
@@ -1181,19 +1177,19 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
     if (NULL == layout) {
         goto decline;
     }
+    /* the sender's layout holds desc->length bytes (send_start) */
     if (opal_datatype_direct_layout_size(layout) < desc->length) {
         opal_datatype_direct_layout_release(release);
         goto decline;
     }
-    if (opal_datatype_direct_layout_size(desc->send_layout) == desc->length &&
-        opal_datatype_direct_layout_size(layout) == desc->length) {
+    if (opal_datatype_direct_layout_size(layout) == desc->length) {
         const ompi_proc_t *proc = ompi_comm_peer_lookup(base->req_base.req_comm,
                                                         hdr->hdr_match.hdr_src);
         mca_pml_ob1_direct_peer_t peer = {.name = direct_name_key(&proc->super.proc_name),
                                           .lead = direct_lower(&proc->super.proc_name),
                                           .hint = desc->path_hint};
 
-        path = mca_pml_ob1_direct_model_choose(desc->send_layout, layout, btl->btl_max_send_size,
+        path = mca_pml_ob1_direct_model_choose(send_layout, layout, btl->btl_max_send_size,
                                                0 != desc->stage_nchunks, &peer,
                                                &recvreq->req_direct_choice);
     }
@@ -1202,7 +1198,7 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
          * completion of the normal path measures it */
         opal_datatype_direct_layout_release(release);
         direct.model_declined++;
-        return OMPI_ERR_NOT_SUPPORTED;
+        goto ack;
     }
 
     base->req_bytes_packed = hdr->hdr_msg_length;
@@ -1241,6 +1237,10 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
 
 decline:
     direct.fallback++;
+ack:
+    /* ob1's normal ACK answers: it carries the sender's request, which
+     * falls back to the normal path (mca_pml_ob1_direct_send_declined) */
+    hdr->hdr_src_req.pval = desc->sendreq;
     return OMPI_ERR_NOT_SUPPORTED;
 }
 

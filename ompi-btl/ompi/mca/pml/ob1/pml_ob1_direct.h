@@ -16,8 +16,8 @@
  *
  * The sender publishes a descriptor (its datatype layout, buffer, message
  * length, chunk size and two shared counters) and sends a RNDV header with
- * MCA_PML_OB1_HDR_FLAGS_DIRECT and no data (through btl_sendi when the BTL
- * has it, so that nothing comes back).  The receiver, on match, adds
+ * MCA_PML_OB1_HDR_FLAGS_DIRECT, no data and the descriptor as hdr_src_req
+ * (through btl_sendi, so that nothing comes back).  The receiver, on match, adds
  * its own layout and buffer to the descriptor and starts copying chunks of
  * the packed byte range straight from the send buffer to the receive buffer
  * (opal_datatype_direct_layout_copy, no packed intermediate); the sender,
@@ -138,7 +138,8 @@ int mca_pml_ob1_direct_send_start(struct mca_pml_ob1_send_request_t *sendreq,
  * Receiver: a RNDV header with MCA_PML_OB1_HDR_FLAGS_DIRECT matched recvreq.
  * @return OMPI_SUCCESS (the request is taken care of), or
  *         OMPI_ERR_NOT_SUPPORTED: the caller must answer with the normal ACK
- *         (with no data received) so that the sender falls back.
+ *         (with no data received) so that the sender falls back; hdr's
+ *         hdr_src_req, the descriptor on arrival, is then the sender's request.
  */
 int mca_pml_ob1_direct_recv_start(struct mca_pml_ob1_recv_request_t *recvreq,
                                   mca_btl_base_module_t *btl,
