@@ -4,7 +4,8 @@
  * direct engine's layout shape (opal_datatype_direct_layout_shape), which
  * ob1's cost model reads: the lines of the index list at the packed
  * stream's half that hold bytes of both halves (index_shared_lines), and
- * the 4-KiB pages its index lists touch (index_pages).  Each case is a small
+ * the 4-KiB pages its index lists touch (index_pages), and the pages of its
+ * sparse lines (sparse_pages, vectors too).  Each case is a small
  * hindexed_block type whose counts follow by hand; a vector must count
  * none.
  *
@@ -77,13 +78,53 @@ static const struct {
      5},
 };
 
+/* The pages of a layout's sparse lines (sparse_pages). */
+static void check_sparse_pages(const char *name, MPI_Datatype type, size_t pages)
+{
+	opal_datatype_direct_layout_t *l;
+	opal_datatype_direct_shape_t sh = {0};
+	int rc = opal_datatype_direct_layout_create((const opal_datatype_t *)type, 1, &l);
+
+	if (rc == OPAL_SUCCESS) {
+		opal_datatype_direct_layout_shape(l, &sh);
+		opal_datatype_direct_layout_release(l);
+	}
+	ntests++;
+	if (rc != OPAL_SUCCESS || sh.sparse_pages != pages) {
+		nfailed++;
+		printf("not ok %d - %s: layout_create %d; sparse pages %zu (want %zu)\n", ntests,
+		       name, rc, sh.sparse_pages, pages);
+	} else {
+		printf("ok %d - %s: %zu sparse pages\n", ntests, name, pages);
+	}
+}
+
+/* Vectors of bytes and the pages of their sparse lines: the span in pages
+ * (its last block ends at (count - 1) * stride + blen), at most one a block;
+ * none where the blocks are no sparse lines. */
+static const struct {
+	const char *name;
+	int count, blen, stride;
+	size_t pages;
+} vectors[] = {
+    /* span 1023 * 256 + 8 = 261896 bytes: 63 whole pages, and one more */
+    {"sparse pages: a strided run's span", 1024, 8, 256, 64},
+    /* a block a page (and more) apart: one page each */
+    {"sparse pages: at most one a block", 100, 8, 4160, 100},
+    /* 64-byte blocks: no sparse line */
+    {"sparse pages: none without sparse lines", 100, 64, 4160, 0},
+    /* 4-byte blocks 16 apart share lines: no sparse line */
+    {"sparse pages: none for blocks that share lines", 1000, 4, 16, 0},
+};
+
 int main(int argc, char **argv)
 {
 	int nlists = (int)(sizeof(lists) / sizeof(lists[0]));
+	int nvectors = (int)(sizeof(vectors) / sizeof(vectors[0]));
 	MPI_Datatype t;
 
 	MPI_Init(&argc, &argv);
-	printf("TAP version 13\n1..%d\n", nlists + 1);
+	printf("TAP version 13\n1..%d\n", nlists + 2 + nvectors);
 	for (int i = 0; i < nlists; i++) {
 		MPI_Type_create_hindexed_block(lists[i].n, lists[i].blen, lists[i].disp, MPI_BYTE,
 					       &t);
@@ -94,6 +135,16 @@ int main(int argc, char **argv)
 	MPI_Type_vector(64, 4, 16, MPI_BYTE, &t);
 	MPI_Type_commit(&t);
 	check("a vector has no index list", t, 0, 0, 0);
+	MPI_Type_free(&t);
+	for (int i = 0; i < nvectors; i++) {
+		MPI_Type_vector(vectors[i].count, vectors[i].blen, vectors[i].stride, MPI_BYTE, &t);
+		MPI_Type_commit(&t);
+		check_sparse_pages(vectors[i].name, t, vectors[i].pages);
+		MPI_Type_free(&t);
+	}
+	MPI_Type_create_hindexed_block(lists[5].n, lists[5].blen, lists[5].disp, MPI_BYTE, &t);
+	MPI_Type_commit(&t);
+	check_sparse_pages("an index list's sparse pages are its pages", t, lists[5].pages);
 	MPI_Type_free(&t);
 	MPI_Finalize();
 	return nfailed ? 1 : 0;

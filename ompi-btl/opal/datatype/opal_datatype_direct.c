@@ -640,12 +640,22 @@ static size_t ddc_shape_index_pages(const opal_datatype_direct_layout_t *l,
     return ddc_shape_units(l, n, 12, 0, &none);
 }
 
+/* Pages of a strided leaf's blocks: its span's, at most one per block. */
+static size_t ddc_shape_stride_pages(const struct ddc_node *n)
+{
+    size_t step = (size_t) (n->stride < 0 ? -n->stride : n->stride);
+    size_t pages = ((n->count - 1) * step + n->blen) / 4096 + 1;
+
+    return pages < n->count ? pages : n->count;
+}
+
 /* Nodes [i, end) of l, each visited mult times. */
 static void ddc_shape_walk(const opal_datatype_direct_layout_t *l, uint32_t i, uint32_t end,
                            size_t mult, opal_datatype_direct_shape_t *shape)
 {
     while (i < end) {
         const struct ddc_node *n = &l->nodes[i];
+        size_t sparse, pages;
 
         if (DDC_LOOP == n->kind) {
             ddc_shape_walk(l, i + 1, i + 1 + n->items, mult * n->count, shape);
@@ -655,11 +665,16 @@ static void ddc_shape_walk(const opal_datatype_direct_layout_t *l, uint32_t i, u
         shape->runs += mult;
         shape->blocks += mult * n->count;
         shape->blocks_by_class[ddc_shape_class(n->blen)] += mult * n->count;
-        shape->sparse_lines += mult * ddc_shape_sparse_lines(n);
+        sparse = ddc_shape_sparse_lines(n);
+        shape->sparse_lines += mult * sparse;
         if (DDC_INDEX == n->kind) {
+            pages = ddc_shape_index_pages(l, n);
             shape->index_blocks += mult * n->count;
-            shape->index_pages += mult * ddc_shape_index_pages(l, n);
+            shape->index_pages += mult * pages;
+        } else {
+            pages = sparse ? ddc_shape_stride_pages(n) : 0;
         }
+        shape->sparse_pages += sparse ? mult * pages : 0;
         i++;
     }
 }

@@ -100,6 +100,9 @@ typedef struct opal_datatype_direct_shape_t {
                                     agents each copy a half, lines that both write) */
     size_t index_pages; /**< 4-KiB pages the index lists touch (a list over several
                              arrays far apart may count a few twice) */
+    size_t sparse_pages; /**< 4-KiB pages the sparse lines lie in: an index list's
+                              pages, a strided run's span in pages (at most one
+                              per block); runs that share pages count them twice */
     size_t blocks_by_class[OPAL_DATATYPE_DIRECT_CLASSES];
 } opal_datatype_direct_shape_t;
 
