@@ -24,7 +24,8 @@
  *                        STRIDE bytes; SHAPE the engine's shape of the type
  *                        (opal_datatype_direct_shape_t): bytes blocks runs
  *                        sparse_lines index_blocks index_shared_lines
- *                        index_pages and the blocks of each class
+ *                        index_pages sparse_pages and the blocks of each
+ *                        class
  *   pvas_calibrate --small      (two ranks)
  *       sm KIND BYTES NS  median one-way time of a small message of BYTES
  *                        bytes: KIND contig, or vector of 40-byte blocks
@@ -395,8 +396,8 @@ static void print_shape(MPI_Datatype type)
 	opal_datatype_direct_shape_t s;
 
 	type_shape(type, &s);
-	printf(" %zu %zu %zu %zu %zu %zu %zu", s.bytes, s.blocks, s.runs, s.sparse_lines,
-	       s.index_blocks, s.index_shared_lines, s.index_pages);
+	printf(" %zu %zu %zu %zu %zu %zu %zu %zu", s.bytes, s.blocks, s.runs, s.sparse_lines,
+	       s.index_blocks, s.index_shared_lines, s.index_pages, s.sparse_pages);
 	for (int c = 0; c < CLASSES; c++)
 		printf(" %zu", s.blocks_by_class[c]);
 	printf("\n");
@@ -483,8 +484,9 @@ static void pingpong(void)
 {
 	/* dense and sparse (one block per cache line or more), small and large,
 	 * strided and in random order, lines that fit in the cache and lines
-	 * that do not: the fit separates per-message, per-fragment, per-byte
-	 * and per-line costs */
+	 * that do not, on pages the TLB covers (1 and 2.4 MiB of lines, past
+	 * an L2 of 512 KiB or 2 MiB, over 3 and 7.6 MiB) and on more: the fit
+	 * separates per-message, per-fragment, per-byte and per-line costs */
 	static const struct shape_spec shapes[] = {
 	    {VECTOR, 8, 512, 16},       {VECTOR, 8, 8192, 16},     {VECTOR, 64, 2048, 128},
 	    {VECTOR, 512, 256, 1024},   {VECTOR, 4096, 64, 8192},  {VECTOR, 8, 2048, 128},
@@ -494,7 +496,7 @@ static void pingpong(void)
 	    {INDEX, 8, 512, 64},        {INDEX, 4, 2048, 32},      {INDEX, 12, 8192, 64},
 	    {INDEX, 12, 16384, 512},    {FLOATS, 12, 5600, 24},    {FLOATS, 44, 1024, 96},
 	    {DOUBLES, 40, 33, 1400},    {DOUBLES, 40, 408, 1400},  {DOUBLES, 256, 8, 512},
-	    {DOUBLES, 1024, 4, 2048}};
+	    {DOUBLES, 1024, 4, 2048},   {VECTOR, 8, 16384, 192},   {VECTOR, 12, 40000, 200}};
 
 	time_shapes("--pingpong", "pp", shapes, sizeof(shapes) / sizeof(shapes[0]), 3, 1);
 }

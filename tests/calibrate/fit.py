@@ -6,7 +6,8 @@ own model terms must give those parameters back; a parameter that would
 have to be negative must come out 0 with the others still fitting; the
 sparse-line count must follow opal_datatype_direct_layout_shape (blocks
 under 64 bytes with a line or more of gap to the next, none for larger
-blocks); the pingpong's shape fields must parse."""
+blocks); the lines beyond the cache and beyond the TLB's pages must be
+counted as the model counts them; the pingpong's shape fields must parse."""
 import importlib.machinery
 import importlib.util
 import os
@@ -41,11 +42,11 @@ def main():
     shapes = [(8, 512, 16), (8, 8192, 16), (64, 2048, 128), (512, 256, 1024), (4096, 64, 8192),
               (8, 2048, 128), (12, 8192, 128), (24, 4096, 256), (256, 512, 512),
               (1024, 16, 2048), (16384, 64, 32768), (8, 4096, 4096), (8, 65536, 256),
-              (16, 49152, 512)]
+              (16, 49152, 512), (8, 16384, 192), (12, 40000, 200)]
     # index lists: one chunk (the receiver alone), and two halves that share lines
     index = [dict(cal.vector_shape(8, 512, 64), index_blocks=512),
              dict(cal.vector_shape(4, 2048, 32), index_blocks=2048, index_shared_lines=512)]
-    true = {"o_cico": 900.0, "frag": 3800.0, "o_staged": 400.0, "stage": 480.0, "far": 6.5,
+    true = {"o_cico": 900.0, "frag": 3800.0, "o_staged": 400.0, "stage": 480.0, "far": 6.5, "walk": 2.5,
             "cross": 0.05, "cross_small": 0.09, "pack_scale": 1.6, "o_direct": 1900.0, "g2": 0.1,
             "line": 3.0, "index_direct": 7.0, "index_shared": 30.0, "chunk": 60.0}
 
@@ -58,25 +59,25 @@ def main():
         return pts
 
     got = cal.fit(timed("cico") + timed("staged"),
-                  ["o_cico", "frag", "o_staged", "stage", "far", "cross", "cross_small",
+                  ["o_cico", "frag", "o_staged", "stage", "far", "walk", "cross", "cross_small",
                    "pack_scale"])
     tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
         "copy-in/copy-out and staged together: %s" % ", ".join(
             "%s %.4g" % kv for kv in sorted(got.items())))
-    got = cal.fit(timed("direct"), ["o_direct", "chunk", "g2", "line", "far", "index_direct",
-                                    "index_shared"])
+    got = cal.fit(timed("direct"), ["o_direct", "chunk", "g2", "line", "far", "walk",
+                                    "index_direct", "index_shared"])
     tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
-        "direct, seven parameters: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
+        "direct, eight parameters: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
     # a true per-line cost below 0: the fit must say 0, not go negative
     true["line"] = -0.01
-    got = cal.fit(timed("direct"), ["o_direct", "chunk", "g2", "line", "far", "index_direct",
-                                    "index_shared"])
+    got = cal.fit(timed("direct"), ["o_direct", "chunk", "g2", "line", "far", "walk",
+                                    "index_direct", "index_shared"])
     tap(got["line"] == 0.0 and all(got[k] > 0 for k in ("o_direct", "g2", "far", "index_direct",
                                                         "index_shared")),
         "a negative cost comes out 0: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
     # the residuals it reports: none on exact times, the error of one point off by 40 %
     pts = timed("cico")
-    fitted = dict(p, **cal.fit(pts, ["o_cico", "frag", "far", "cross", "cross_small",
+    fitted = dict(p, **cal.fit(pts, ["o_cico", "frag", "far", "walk", "cross", "cross_small",
                                           "pack_scale"]))
     med, worst = cal.residuals(fitted, pts)
     off = [(x, t * 1.4 if i == 0 else t) for i, (x, t) in enumerate(pts)]
@@ -94,9 +95,18 @@ def main():
             dict(cal.vector_shape(8, 40000, 128), index_blocks=40000, index_pages=200),
             dict(cal.vector_shape(8, 40000, 128), index_blocks=40000, index_pages=1000))]
     tap(far == [40000, 0, 40000], "lines beyond the cache, index lists by their pages: %s" % far)
-    sh = cal.parse_shape("98304 8192 1 8192 8192 17 128 0 8192 0 0 0 0".split())
+    # beyond the TLB: the distinct sparse lines of a layout whose sparse
+    # lines lie on more than `tlb` bytes of pages (a span of 5 MiB, of
+    # 16 MiB; an index list's 12800 lines on 3000 pages)
+    walk = [cal.shape_terms(p, sh)["direct"]["walk"] for sh in
+            (cal.vector_shape(8, 40000, 128), cal.vector_shape(8, 4096, 4096),
+             dict(cal.vector_shape(8, 40000, 128), index_blocks=40000, index_pages=200,
+                  sparse_pages=3000))]
+    tap(walk == [0, 4096, 12800], "lines beyond the TLB's pages: %s" % walk)
+    sh = cal.parse_shape("98304 8192 1 8192 8192 17 128 128 0 8192 0 0 0 0".split())
     tap(sh["index_blocks"] == 8192 and sh["index_shared_lines"] == 17
-        and sh["index_pages"] == 128 and sh["classes"] == [0, 8192, 0, 0, 0, 0],
+        and sh["index_pages"] == 128 and sh["sparse_pages"] == 128
+        and sh["classes"] == [0, 8192, 0, 0, 0, 0],
         "a pingpong shape parses: %s" % sh)
     try:
         cal.parse_shape("1 2 3".split())
