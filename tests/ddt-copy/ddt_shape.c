@@ -21,17 +21,27 @@
 
 static int ntests, nfailed;
 
+/* The engine's shape of (type, 1) into *sh (zeroed first); the layout's
+ * create status. */
+static int type_shape(MPI_Datatype type, opal_datatype_direct_shape_t *sh)
+{
+	opal_datatype_direct_layout_t *l;
+	int rc = opal_datatype_direct_layout_create((const opal_datatype_t *)type, 1, &l);
+
+	*sh = (opal_datatype_direct_shape_t){0};
+	if (rc == OPAL_SUCCESS) {
+		opal_datatype_direct_layout_shape(l, sh);
+		opal_datatype_direct_layout_release(l);
+	}
+	return rc;
+}
+
 static void check(const char *name, MPI_Datatype type, size_t index_blocks, size_t shared,
 		  size_t pages)
 {
-	opal_datatype_direct_layout_t *l;
-	opal_datatype_direct_shape_t sh = {0};
-	int rc = opal_datatype_direct_layout_create((const opal_datatype_t *)type, 1, &l);
+	opal_datatype_direct_shape_t sh;
+	int rc = type_shape(type, &sh);
 
-	if (rc == OPAL_SUCCESS) {
-		opal_datatype_direct_layout_shape(l, &sh);
-		opal_datatype_direct_layout_release(l);
-	}
 	ntests++;
 	if (rc != OPAL_SUCCESS || sh.index_blocks != index_blocks ||
 	    sh.index_shared_lines != shared || sh.index_pages != pages) {
@@ -81,14 +91,9 @@ static const struct {
 /* The pages of a layout's sparse lines (sparse_pages). */
 static void check_sparse_pages(const char *name, MPI_Datatype type, size_t pages)
 {
-	opal_datatype_direct_layout_t *l;
-	opal_datatype_direct_shape_t sh = {0};
-	int rc = opal_datatype_direct_layout_create((const opal_datatype_t *)type, 1, &l);
+	opal_datatype_direct_shape_t sh;
+	int rc = type_shape(type, &sh);
 
-	if (rc == OPAL_SUCCESS) {
-		opal_datatype_direct_layout_shape(l, &sh);
-		opal_datatype_direct_layout_release(l);
-	}
 	ntests++;
 	if (rc != OPAL_SUCCESS || sh.sparse_pages != pages) {
 		nfailed++;
