@@ -102,7 +102,9 @@ struct mca_pml_ob1_direct_desc_t {
     /** staged path: chunks the receiver has unpacked (their slots are free) */
     volatile int64_t unpacked __opal_attribute_aligned__(64);
 
-    /* Sender-private. */
+    /* Sender-private, but for sendreq (written before the RNDV header
+     * leaves, then constant), which a declining receiver puts back into
+     * the header for ob1's ACK. */
     struct mca_pml_ob1_send_request_t *sendreq __opal_attribute_aligned__(64);
     /** the send layout when this transfer owns it, NULL when it is borrowed
      *  from the datatype's layout cache */
