@@ -275,8 +275,9 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
                                            "model, or always direct, copy-in/copy-out, staged, "
                                            "or for what fits eager (the engine packs) or own "
                                            "(ob1's convertor packs) else direct",
-                                           MCA_BASE_VAR_TYPE_INT, mode_enum, 0, 0, OPAL_INFO_LVL_4,
-                                           MCA_BASE_VAR_SCOPE_READONLY, &model.mode);
+                                           MCA_BASE_VAR_TYPE_INT, mode_enum, 0,
+                                           MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_4,
+                                           MCA_BASE_VAR_SCOPE_LOCAL, &model.mode);
     OBJ_RELEASE(mode_enum);
     model_register_double(comp, "direct_model_o_direct",
                           "Model: ns per message of the direct path", &model.o_direct);
