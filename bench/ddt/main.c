@@ -5,6 +5,7 @@
  */
 #include "check.h"
 #include "cli.h"
+#include "cvar.h"
 #include "ddt.h"
 #include "output.h"
 #include "runner.h"
@@ -43,12 +44,16 @@ static const char usage_text[] =
 	"  --format F       csv (default) | json\n"
 	"  --out FILE       write results to FILE instead of stdout\n"
 	"  --seed N         base seed of the index lists (default time(NULL))\n"
+	"  --cvar N=V1,V2   run each method once per value of the MPI_T control\n"
+	"                   variable N (an int or enumeration), in this order, in\n"
+	"                   one launch; the method column reads METHOD@VALUE\n"
 	"  --list           print patterns, sizes and spec payload bytes, then exit\n"
 	"  -h, --help       this text\n";
 
 struct cfg {
-	const char *patterns, *sizes, *methods, *out;
+	const char *patterns, *sizes, *methods, *out, *cvar;
 	enum ddt_format fmt;
+	struct ddt_cvar cv; /* --cvar: nvalues 0 without it */
 	struct ddt_opts o;
 	int list, seed_set;
 };
@@ -81,12 +86,14 @@ static int parse_int(const char *opt, const char *s, int min)
 
 static void parse(int argc, char **argv, struct cfg *c, int rank)
 {
-	enum { O_PAT = BENCH_OPT_OWN, O_SIZES, O_METH, O_OUTER, O_INNER, O_CHECK, O_SEED, O_LIST };
+	enum { O_PAT = BENCH_OPT_OWN, O_SIZES, O_METH, O_OUTER, O_INNER, O_CHECK, O_SEED, O_LIST,
+	       O_CVAR };
 	static const struct option lo[] = {
 		{"patterns", required_argument, 0, O_PAT}, {"sizes", required_argument, 0, O_SIZES},
 		{"methods", required_argument, 0, O_METH}, {"outer", required_argument, 0, O_OUTER},
 		{"inner", required_argument, 0, O_INNER},  {"check-only", no_argument, 0, O_CHECK},
 		{"seed", required_argument, 0, O_SEED},	   {"list", no_argument, 0, O_LIST},
+		{"cvar", required_argument, 0, O_CVAR},
 		BENCH_OPTIONS};
 	struct bench_opts bo = {.fmt = FMT_CSV};
 	int outer = -1, inner = -1, check = 0, ch;
@@ -104,6 +111,7 @@ static void parse(int argc, char **argv, struct cfg *c, int rank)
 			c->seed_set = 1;
 			break;
 		case O_LIST: c->list = 1; break;
+		case O_CVAR: c->cvar = optarg; break;
 		}
 	}
 	c->fmt = bo.fmt;
@@ -174,6 +182,16 @@ static void validate(const struct cfg *c)
 	}
 }
 
+/* --cvar: sets value k on every rank of comm before a method's run
+ * (untimed); the runs of one launch then differ only in the variable. */
+static void cvar_select(const struct cfg *c, int k, MPI_Comm comm)
+{
+	if (!c->cv.nvalues)
+		return;
+	ddt_cvar_set(&c->cv, k);
+	MPI_CHECK(MPI_Barrier(comm));
+}
+
 /* payload of a ping-pong case from its parameters, without allocating */
 static size_t pp_bytes(const struct ddt_pattern *p, int s)
 {
@@ -206,10 +224,16 @@ struct totals {
 	int cases, runs, failures, byte_errors;
 };
 
+/* One result row; with --cvar the method is named METHOD@VALUE (value k). */
 static void emit(FILE *out, const struct cfg *c, const char *name, const char *size,
-		 enum ddt_method m, size_t bytes, int nprocs, double *samples, int ok)
+		 enum ddt_method m, int k, size_t bytes, int nprocs, double *samples, int ok)
 {
-	struct ddt_row r = {.pattern = name, .size = size, .method = ddt_method_name[m],
+	char method[64];
+	if (c->cv.nvalues)
+		snprintf(method, sizeof(method), "%s@%s", ddt_method_name[m], c->cv.label[k]);
+	else
+		snprintf(method, sizeof(method), "%s", ddt_method_name[m]);
+	struct ddt_row r = {.pattern = name, .size = size, .method = method,
 			    .bytes = bytes, .nprocs = nprocs, .check_ok = ok};
 	bench_stats(samples, (size_t)c->o.outer * (size_t)c->o.inner, &r.st);
 	ddt_output_row(out, c->fmt, &r);
@@ -258,14 +282,17 @@ static void run_pingpong_case(const struct cfg *cf, const struct ddt_pattern *p,
 	for (int m = 0; m < M_COUNT; m++) {
 		if (!match_list(cf->methods, ddt_method_name[m], NULL))
 			continue;
-		bad = ddt_run_pingpong(&c, (enum ddt_method)m, pair, &cf->o, expected, samples)
-			      ? 1 : 0;
-		MPI_CHECK(MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, pair));
-		t->runs++;
-		t->failures += anybad;
-		if (rank == 0)
-			emit(out, cf, p->name, c.size->label, (enum ddt_method)m, c.bytes, 2,
-			     samples, !anybad);
+		for (int k = 0; k < (cf->cv.nvalues ? cf->cv.nvalues : 1); k++) {
+			cvar_select(cf, k, pair);
+			bad = ddt_run_pingpong(&c, (enum ddt_method)m, pair, &cf->o, expected,
+					       samples) ? 1 : 0;
+			MPI_CHECK(MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, pair));
+			t->runs++;
+			t->failures += anybad;
+			if (rank == 0)
+				emit(out, cf, p->name, c.size->label, (enum ddt_method)m, k,
+				     c.bytes, 2, samples, !anybad);
+		}
 	}
 	free(expected);
 out:
@@ -289,12 +316,15 @@ static void run_collective_case(const struct cfg *cf, const struct ddt_pattern *
 	for (int m = 0; m < M_COUNT; m++) {
 		if (!match_list(cf->methods, ddt_method_name[m], NULL))
 			continue;
-		int bad = p->collective(p, s, (enum ddt_method)m, &cf->o, samples) ? 1 : 0;
-		t->runs++;
-		t->failures += bad;
-		if (rank == 0)
-			emit(out, cf, name, p->sizes[s].label, (enum ddt_method)m, b, nprocs, samples,
-			     !bad);
+		for (int k = 0; k < (cf->cv.nvalues ? cf->cv.nvalues : 1); k++) {
+			cvar_select(cf, k, MPI_COMM_WORLD);
+			int bad = p->collective(p, s, (enum ddt_method)m, &cf->o, samples) ? 1 : 0;
+			t->runs++;
+			t->failures += bad;
+			if (rank == 0)
+				emit(out, cf, name, p->sizes[s].label, (enum ddt_method)m, k, b,
+				     nprocs, samples, !bad);
+		}
 	}
 }
 
@@ -318,6 +348,8 @@ int main(int argc, char **argv)
 	if (!cf.seed_set)
 		cf.o.seed = (unsigned)time(NULL);
 	MPI_CHECK(MPI_Bcast(&cf.o.seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD));
+	if (cf.cvar)
+		ddt_cvar_open(cf.cvar, &cf.cv);
 
 	MPI_Comm pair;
 	MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : 1, rank, &pair));
@@ -369,6 +401,7 @@ int main(int argc, char **argv)
 	int anyfail = 0;
 	MPI_CHECK(MPI_Allreduce(&t.failures, &anyfail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
 	free(samples);
+	ddt_cvar_close(&cf.cv);
 	MPI_CHECK(MPI_Comm_free(&pair));
 	MPI_CHECK(MPI_Finalize());
 	return anyfail ? 1 : 0;

@@ -8,7 +8,8 @@
 #   - fft2d and lu verification at a small size with 2 and 4 ranks;
 #   - pingpong data check, contiguous and a vector (its gaps too);
 #     frag-cross (two threads, no MPI) data check, memcpy and rep movsb;
-#   - negative tests: --inject-error must make each checker fail.
+#   - negative tests: --inject-error must make each checker fail;
+#   - bench/compare --params, and bench/ddt --cvar (MPI_T) under btl pvas.
 # The harness's ratio logic (bench/compare, bench/summarize-runs) is checked
 # without MPI by tests/bench/ratios.py on the JSON fixtures next to it.
 set -uo pipefail
@@ -161,6 +162,25 @@ if "$OMPI_INFO" 2>/dev/null | grep -Eq 'MCA btl: pvas[ (]'; then
 	rc=$?
 	[ $rc -eq 0 ] || diag compare-params
 	tap $rc "bench/compare --params: the pvas runs work and the report names the file's settings"
+
+	# ddt --cvar: the forced path changes within one launch (MPI_T); each
+	# value's run is checked, and the launch's stats count every path
+	mpi cvar 2 self,pvas --mca pml_ob1_direct_stats 1 "$bin/ddt" --check-only --sizes smallest \
+		--methods mpi_ddt --patterns NAS_LU_y,SPECFEM3D_oc \
+		--cvar pml_ob1_direct_model=staged,direct,cico
+	rc=$?
+	good=$(grep -Ec '^(NAS_LU_y|SPECFEM3D_oc),.*,mpi_ddt@(staged|direct|cico),.*,ok$' \
+		"$logs/cvar.out")
+	paths=$(grep -Ec 'rank 0: (direct|cico|staged) count [1-9]' "$logs/cvar.err")
+	[ $rc -eq 0 ] && [ "$good" -eq 6 ] && [ "$paths" -eq 3 ]
+	rc=$?
+	[ $rc -eq 0 ] || diag cvar
+	tap $rc "ddt --cvar pml_ob1_direct_model=staged,direct,cico: 6 runs checked, 3 paths taken"
+	mpi cvar-ro 2 self,pvas "$bin/ddt" --check-only --sizes smallest --methods mpi_ddt \
+		--patterns NAS_LU_y --cvar pml_ob1_free_list_inc=64
+	rc=$?
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'cannot be set at run time' "$logs/cvar-ro.err"
+	tap $? "ddt --cvar on a read-only variable fails before timing, naming the variable"
 fi
 
 echo "1..$n"
