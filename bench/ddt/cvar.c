@@ -39,6 +39,7 @@ void ddt_cvar_open(const char *spec, struct ddt_cvar *cv)
 	if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof(cv->name) || !eq[1])
 		ddt_die("--cvar: '%s' is not NAME=VALUE[,VALUE...]", spec);
 	memcpy(cv->name, spec, (size_t)(eq - spec));
+	cv->warmup = -1;
 
 	int provided, index, count, len = 0, dlen = 0, verbosity, bind, scope;
 	MPI_Datatype type;
@@ -66,12 +67,27 @@ void ddt_cvar_open(const char *spec, struct ddt_cvar *cv)
 		cv->value[cv->nvalues++] = cvar_value(cv, enumtype, t);
 	}
 	free(dup);
+	cv->enumtype = enumtype;
 	if (!cv->nvalues)
 		ddt_die("--cvar: %s has no values", cv->name);
 	rc = MPI_T_cvar_handle_alloc(index, NULL, &cv->handle, &count);
 	if (MPI_SUCCESS != rc || 1 != count)
 		ddt_die("--cvar: MPI_T_cvar_handle_alloc(%s) failed (MPI_T error %d)", cv->name, rc);
 	ddt_cvar_set(cv, 0); /* fails here, before any timing, when it cannot be set */
+}
+
+void ddt_cvar_warmup(struct ddt_cvar *cv, const char *label)
+{
+	if (!label)
+		return;
+	if (!cv->nvalues)
+		ddt_die("--warmup needs --cvar");
+	if (strlen(label) >= sizeof(cv->label[0]))
+		ddt_die("--warmup: '%s' is longer than %zu characters", label,
+			sizeof(cv->label[0]) - 1);
+	strcpy(cv->label[DDT_CVAR_MAX], label);
+	cv->value[DDT_CVAR_MAX] = cvar_value(cv, cv->enumtype, label);
+	cv->warmup = DDT_CVAR_MAX;
 }
 
 void ddt_cvar_set(const struct ddt_cvar *cv, int i)

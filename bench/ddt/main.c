@@ -47,11 +47,12 @@ static const char usage_text[] =
 	"  --cvar N=V1,V2   run each method once per value of the MPI_T control\n"
 	"                   variable N (an int or enumeration), in this order, in\n"
 	"                   one launch; the method column reads METHOD@VALUE\n"
+	"  --warmup V       with --cvar: first one untimed run of each method at V\n"
 	"  --list           print patterns, sizes and spec payload bytes, then exit\n"
 	"  -h, --help       this text\n";
 
 struct cfg {
-	const char *patterns, *sizes, *methods, *out, *cvar;
+	const char *patterns, *sizes, *methods, *out, *cvar, *warmup;
 	enum ddt_format fmt;
 	struct ddt_cvar cv; /* --cvar: nvalues 0 without it */
 	struct ddt_opts o;
@@ -87,13 +88,13 @@ static int parse_int(const char *opt, const char *s, int min)
 static void parse(int argc, char **argv, struct cfg *c, int rank)
 {
 	enum { O_PAT = BENCH_OPT_OWN, O_SIZES, O_METH, O_OUTER, O_INNER, O_CHECK, O_SEED, O_LIST,
-	       O_CVAR };
+	       O_CVAR, O_WARMUP };
 	static const struct option lo[] = {
 		{"patterns", required_argument, 0, O_PAT}, {"sizes", required_argument, 0, O_SIZES},
 		{"methods", required_argument, 0, O_METH}, {"outer", required_argument, 0, O_OUTER},
 		{"inner", required_argument, 0, O_INNER},  {"check-only", no_argument, 0, O_CHECK},
 		{"seed", required_argument, 0, O_SEED},	   {"list", no_argument, 0, O_LIST},
-		{"cvar", required_argument, 0, O_CVAR},
+		{"cvar", required_argument, 0, O_CVAR}, {"warmup", required_argument, 0, O_WARMUP},
 		BENCH_OPTIONS};
 	struct bench_opts bo = {.fmt = FMT_CSV};
 	int outer = -1, inner = -1, check = 0, ch;
@@ -112,6 +113,7 @@ static void parse(int argc, char **argv, struct cfg *c, int rank)
 			break;
 		case O_LIST: c->list = 1; break;
 		case O_CVAR: c->cvar = optarg; break;
+		case O_WARMUP: c->warmup = optarg; break;
 		}
 	}
 	c->fmt = bo.fmt;
@@ -282,13 +284,17 @@ static void run_pingpong_case(const struct cfg *cf, const struct ddt_pattern *p,
 	for (int m = 0; m < M_COUNT; m++) {
 		if (!match_list(cf->methods, ddt_method_name[m], NULL))
 			continue;
-		for (int k = 0; k < (cf->cv.nvalues ? cf->cv.nvalues : 1); k++) {
-			cvar_select(cf, k, pair);
+		/* --warmup: an untimed run first (its data is checked too) */
+		for (int k = cf->cv.warmup >= 0 ? -1 : 0; k < (cf->cv.nvalues ? cf->cv.nvalues : 1);
+		     k++) {
+			cvar_select(cf, k < 0 ? cf->cv.warmup : k, pair);
 			bad = ddt_run_pingpong(&c, (enum ddt_method)m, pair, &cf->o, expected,
 					       samples) ? 1 : 0;
 			MPI_CHECK(MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, pair));
-			t->runs++;
 			t->failures += anybad;
+			if (k < 0)
+				continue;
+			t->runs++;
 			if (rank == 0)
 				emit(out, cf, p->name, c.size->label, (enum ddt_method)m, k,
 				     c.bytes, 2, samples, !anybad);
@@ -350,6 +356,9 @@ int main(int argc, char **argv)
 	MPI_CHECK(MPI_Bcast(&cf.o.seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD));
 	if (cf.cvar)
 		ddt_cvar_open(cf.cvar, &cf.cv);
+	else if (cf.warmup)
+		ddt_die("--warmup needs --cvar");
+	ddt_cvar_warmup(&cf.cv, cf.warmup);
 
 	MPI_Comm pair;
 	MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : 1, rank, &pair));

@@ -167,7 +167,7 @@ if "$OMPI_INFO" 2>/dev/null | grep -Eq 'MCA btl: pvas[ (]'; then
 	# value's run is checked, and the launch's stats count every path
 	mpi cvar 2 self,pvas --mca pml_ob1_direct_stats 1 "$bin/ddt" --check-only --sizes smallest \
 		--methods mpi_ddt --patterns NAS_LU_y,SPECFEM3D_oc \
-		--cvar pml_ob1_direct_model=staged,direct,cico
+		--cvar pml_ob1_direct_model=staged,direct,cico --warmup model
 	rc=$?
 	good=$(grep -Ec '^(NAS_LU_y|SPECFEM3D_oc),.*,mpi_ddt@(staged|direct|cico),.*,ok$' \
 		"$logs/cvar.out")
@@ -175,7 +175,7 @@ if "$OMPI_INFO" 2>/dev/null | grep -Eq 'MCA btl: pvas[ (]'; then
 	[ $rc -eq 0 ] && [ "$good" -eq 6 ] && [ "$paths" -eq 3 ]
 	rc=$?
 	[ $rc -eq 0 ] || diag cvar
-	tap $rc "ddt --cvar pml_ob1_direct_model=staged,direct,cico: 6 runs checked, 3 paths taken"
+	tap $rc "ddt --cvar pml_ob1_direct_model=staged,direct,cico --warmup model: 6 runs, 3 paths"
 	mpi cvar-ro 2 self,pvas "$bin/ddt" --check-only --sizes smallest --methods mpi_ddt \
 		--patterns NAS_LU_y --cvar pml_ob1_free_list_inc=64
 	rc=$?
