@@ -99,6 +99,7 @@ static void parse(int argc, char **argv, struct cfg *c, int rank)
 	struct bench_opts bo = {.fmt = FMT_CSV};
 	int outer = -1, inner = -1, check = 0, ch;
 	memset(c, 0, sizeof(*c));
+	c->cv.warmup = -1;
 	while ((ch = bench_getopt(argc, argv, "", lo, rank, usage_text, &bo)) != -1) {
 		switch (ch) {
 		case O_PAT: c->patterns = optarg; break;

@@ -176,6 +176,11 @@ if "$OMPI_INFO" 2>/dev/null | grep -Eq 'MCA btl: pvas[ (]'; then
 	rc=$?
 	[ $rc -eq 0 ] || diag cvar
 	tap $rc "ddt --cvar pml_ob1_direct_model=staged,direct,cico --warmup model: 6 runs, 3 paths"
+	mpi once 2 self,pvas --mca pml_ob1_direct_stats 1 --mca pml_ob1_direct_model direct \
+		"$bin/ddt" --check-only --sizes smallest --methods mpi_ddt --patterns SPECFEM3D_oc
+	rc=$?
+	[ $rc -eq 0 ] && grep -q 'rank 0: direct count 4 ' "$logs/once.err"
+	tap $? "ddt without --cvar runs a method once: 4 messages received at --check-only"
 	mpi cvar-ro 2 self,pvas "$bin/ddt" --check-only --sizes smallest --methods mpi_ddt \
 		--patterns NAS_LU_y --cvar pml_ob1_free_list_inc=64
 	rc=$?
