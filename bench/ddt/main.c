@@ -48,6 +48,7 @@ static const char usage_text[] =
 	"                   variable N (an int or enumeration), in this order, in\n"
 	"                   one launch; the method column reads METHOD@VALUE\n"
 	"  --warmup V       with --cvar: first one untimed run of each method at V\n"
+	"                   (ping-pong patterns)\n"
 	"  --list           print patterns, sizes and spec payload bytes, then exit\n"
 	"  -h, --help       this text\n";
 
@@ -357,8 +358,6 @@ int main(int argc, char **argv)
 	MPI_CHECK(MPI_Bcast(&cf.o.seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD));
 	if (cf.cvar)
 		ddt_cvar_open(cf.cvar, &cf.cv);
-	else if (cf.warmup)
-		ddt_die("--warmup needs --cvar");
 	ddt_cvar_warmup(&cf.cv, cf.warmup);
 
 	MPI_Comm pair;
