@@ -78,20 +78,21 @@
  * of a path pays for rings, fragments and pages).  A path is measured once
  * it has MODEL_SAMPLES of them.  A pair's first messages take the model's
  * path.  Then each path whose optimistic prediction (lo) is below
- * `explore` times the cheapest cost measured so far (a path's cost: the
- * least of its kept samples) is measured too, the lowest prediction first
- * (how much a cache line costs between the cores depends on what the
- * application writes, which no layout tells); a path whose samples are
- * already above `explore` times that cost gets no more messages.  Among
- * the measured paths the cheapest wins (the model's path unless another is
- * cheaper by more than MODEL_MARGIN).  The runner-up is measured again
- * after `recheck` messages times its cost over the winner's (rounded up),
- * then after twice as many each time the choice holds (at most
- * MODEL_RECHECK_MAX), so that re-checks cost a pair at most about
- * 1/`recheck` of its time; between re-checks one message in
- * MODEL_MEASURE_EVERY is timed.  A pair of layouts' predictions are
- * computed at its first match and kept (model_predictions): on a small
- * message the model's work at match is on the critical path.
+ * `explore` times the model's prediction for its own path, or below the
+ * cheapest cost measured so far (a path's cost: the least of its kept
+ * samples), is measured too, the lowest prediction first (how much a cache
+ * line costs between the cores depends on what the application writes,
+ * which no layout tells); a path whose samples are already above `explore`
+ * times the cheapest cost gets no more messages.  Among the measured paths
+ * the cheapest wins (the model's path unless another is cheaper by more
+ * than MODEL_MARGIN).  The runner-up is measured again after `recheck`
+ * messages times its cost over the winner's (rounded up), then after twice
+ * as many each time the choice holds (at most MODEL_RECHECK_MAX), so that
+ * re-checks cost a pair at most about 1/`recheck` of its time; between
+ * re-checks one message in MODEL_MEASURE_EVERY is timed.  A pair of
+ * layouts' predictions are computed at its first match and kept
+ * (model_predictions): on a small message the model's work at match is on
+ * the critical path.
  *
  * Of two processes, only the one with the lower name learns (`follow`):
  * with each message it sends it names the path it last took from that
@@ -363,8 +364,8 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
                                     "one last chose for the layout it sends from",
                                     MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &model.follow);
     model_register_double(comp, "direct_model_explore",
-                          "Paths predicted below this times the cheapest measured cost of a "
-                          "layout pair are measured too (0: every path)",
+                          "Paths predicted below this times the model's choice, or below the "
+                          "cheapest measured cost, are measured too (0: every path)",
                           &model.explore);
     mca_pml_ob1_direct_register_var(comp, "direct_model_recheck",
                                     "Messages of a layout pair before the runner-up path is "
@@ -802,13 +803,17 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         send = NULL;
     }
     m = best_cost = model_cost(p, path, send);
-    /* explore the paths that might cost not far above the cheapest one
-     * measured so far, the most promising first; one whose first samples
-     * are already far above it is dropped */
+    /* explore the paths that might cost not far above the model's own
+     * choice as predicted, or below the cheapest path as measured (the
+     * model is wrong there), the most promising first; one whose first
+     * samples are already far above the cheapest measured is dropped.  A
+     * launch in a slow mode measures every path slower alike, so the
+     * measured cost alone would send it down paths predicted 3 times
+     * slower. */
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
         if (q != path && HUGE_VAL != ns[q] && p->n[q] < MODEL_SAMPLES &&
             !model_far_behind(p, q, least) &&
-            (0 == model.explore || lo[q] < model.explore * least) &&
+            (0 == model.explore || lo[q] < model.explore * ns[path] || lo[q] < least) &&
             (explore < 0 || lo[q] < lo[explore])) {
             explore = q;
         }
