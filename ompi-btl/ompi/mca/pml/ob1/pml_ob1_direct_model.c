@@ -83,16 +83,17 @@
  * samples), is measured too, the lowest prediction first (how much a cache
  * line costs between the cores depends on what the application writes,
  * which no layout tells); a path whose samples are already above `explore`
- * times the cheapest cost gets no more messages.  Among the measured paths
- * the cheapest wins (the model's path unless another is cheaper by more
- * than MODEL_MARGIN).  The runner-up is measured again after `recheck`
- * messages times its cost over the winner's (rounded up), then after twice
- * as many each time the choice holds (at most MODEL_RECHECK_MAX), so that
- * re-checks cost a pair at most about 1/`recheck` of its time; between
- * re-checks one message in MODEL_MEASURE_EVERY is timed.  A pair of
- * layouts' predictions are computed at its first match and kept
- * (model_predictions): on a small message the model's work at match is on
- * the critical path.
+ * times the cheapest cost gets no more messages until it is the runner-up.
+ * Among the measured paths the cheapest wins (the model's path unless
+ * another is cheaper by more than MODEL_MARGIN).  The runner-up, the
+ * cheapest other measured path on its receives, is measured again
+ * after `recheck` messages times its cost over the winner's (rounded up),
+ * then after twice as many each time the choice holds (at most
+ * MODEL_RECHECK_MAX), so that re-checks cost a pair at most about
+ * 1/`recheck` of its time; between re-checks one message in
+ * MODEL_MEASURE_EVERY is timed.  A pair of layouts' predictions are
+ * computed at its first match and kept (model_predictions): on a small
+ * message the model's work at match is on the critical path.
  *
  * Of two processes, only the one with the lower name learns (`follow`):
  * with each message it sends it names the path it last took from that
@@ -828,12 +829,17 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         }
         c = NULL == send && model_far_behind(p, q, least) ? HUGE_VAL : model_cost(p, q, send);
         if (c < best_cost && c < (1.0 - MODEL_MARGIN) * m) {
-            if (best_cost < second_cost) {
-                second = best, second_cost = best_cost;
-            }
             best = q, best_cost = c;
-        } else if (c < second_cost) {
-            second = q, second_cost = c;
+        }
+    }
+    /* the runner-up: of the other measured paths, the cheapest on its
+     * receives, however far behind (a path that was slow in a slow phase
+     * of the run is measured again too, only less often) */
+    best_cost = model_cost(p, best, NULL);
+    for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
+        if (q != best && HUGE_VAL != ns[q] && p->n[q] >= MODEL_SAMPLES &&
+            model_cost(p, q, NULL) < second_cost) {
+            second = q, second_cost = model_cost(p, q, NULL);
         }
     }
     if (best != p->best) {
