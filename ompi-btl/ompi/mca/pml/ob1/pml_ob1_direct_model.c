@@ -85,13 +85,14 @@
  * which no layout tells); a path whose samples are already above `explore`
  * times the cheapest cost gets no more messages until it is the runner-up.
  * Among the measured paths the cheapest wins (the model's path unless
- * another is cheaper by more than MODEL_MARGIN).  The runner-up, the
- * cheapest other measured path on its receives, is measured again
- * after `recheck` messages times its cost over the winner's (rounded up),
- * then after twice as many each time the choice holds (at most
- * MODEL_RECHECK_MAX), so that re-checks cost a pair at most about
- * 1/`recheck` of its time; between re-checks one message in
- * MODEL_MEASURE_EVERY is timed.  A pair of layouts' predictions are
+ * another is cheaper by more than MODEL_MARGIN; the path in force is
+ * measured once more before a path first measured after its latest
+ * sample replaces it).  The runner-up, the cheapest other measured path
+ * on its receives, is measured again after `recheck` messages times its
+ * cost over the winner's (rounded up), then after twice as many each time
+ * the choice holds (at most MODEL_RECHECK_MAX), so that re-checks cost a
+ * pair at most about 1/`recheck` of its time; between re-checks one
+ * message in MODEL_MEASURE_EVERY is timed.  A pair of layouts' predictions are
  * computed at its first match and kept (model_predictions): on a small
  * message the model's work at match is on the critical path.
  *
@@ -384,6 +385,9 @@ struct mca_pml_ob1_direct_pair_t {
     int best;                                               /* -1: still measuring */
     unsigned interval, until_check;                         /* re-check schedule */
     unsigned settled;                                       /* messages on best since */
+    uint64_t msgs;                                          /* messages it chose a path for */
+    uint64_t first[MCA_PML_OB1_DIRECT_PATHS];               /* msgs at a path's first sample */
+    uint64_t last[MCA_PML_OB1_DIRECT_PATHS];                /* and at its latest one */
 };
 
 /* The predictions for one pair of layouts (the send layout may be a
@@ -771,6 +775,7 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
     int best = path, second = -1, explore = -1;
     double m, best_cost, second_cost = HUGE_VAL, least;
 
+    p->msgs++;
     if (p->n[path] < MODEL_SAMPLES) {
         return path;
     }
@@ -843,6 +848,13 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         }
     }
     if (best != p->best) {
+        int cur = p->best >= 0 ? p->best : path;
+        /* a path is left for one measured later only after it is measured
+         * again itself: whole phases of a run are slower (its first
+         * messages, the host), and samples of two phases do not compare */
+        if (best != cur && p->last[cur] < p->first[best]) {
+            return cur;
+        }
         state.switches += (p->best >= 0 || best != path);
         p->best = best;
         p->interval = model.recheck;
@@ -1063,6 +1075,8 @@ void mca_pml_ob1_direct_model_done(mca_pml_ob1_direct_choice_t *choice)
         state.timed[path] > MODEL_WARMUP) {
         struct mca_pml_ob1_direct_pair_t *p = choice->pair;
 
+        p->first[path] = 0 == p->n[path] ? p->msgs : p->first[path];
+        p->last[path] = p->msgs;
         model_ring_add(p->sample[path], &p->n[path], t);
     }
     OPAL_THREAD_UNLOCK(&state.lock);
