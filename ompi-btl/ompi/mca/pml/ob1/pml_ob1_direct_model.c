@@ -781,9 +781,8 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
     }
     least = model_cost(p, path, NULL);
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
-        if (q != path && p->n[q] >= MODEL_SAMPLES && model_cost(p, q, NULL) < least) {
-            least = model_cost(p, q, NULL);
-        }
+        double c = q != path && p->n[q] >= MODEL_SAMPLES ? model_cost(p, q, NULL) : HUGE_VAL;
+        least = c < least ? c : least;
     }
     /* a leader's path measured on its receives but not yet on its sends is
      * taken again (its sends follow it), for at most MODEL_RING messages;
@@ -842,9 +841,11 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
      * of the run is measured again too, only less often) */
     best_cost = model_cost(p, best, NULL);
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
-        if (q != best && HUGE_VAL != ns[q] && p->n[q] >= MODEL_SAMPLES &&
-            model_cost(p, q, NULL) < second_cost) {
-            second = q, second_cost = model_cost(p, q, NULL);
+        double c = q != best && HUGE_VAL != ns[q] && p->n[q] >= MODEL_SAMPLES
+                       ? model_cost(p, q, NULL)
+                       : HUGE_VAL;
+        if (c < second_cost) {
+            second = q, second_cost = c;
         }
     }
     if (best != p->best) {
