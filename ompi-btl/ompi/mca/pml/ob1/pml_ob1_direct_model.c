@@ -379,8 +379,9 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
 
 /* What one pair of layout shapes has cost so far. */
 struct mca_pml_ob1_direct_pair_t {
+    /* what every match reads first (a settled pair reads nothing else) */
     uint64_t sig; /* model_signature(); 0: free */
-    double sample[MCA_PML_OB1_DIRECT_PATHS][MODEL_RING]; /* the last ones, a ring */
+    double least[MCA_PML_OB1_DIRECT_PATHS];                 /* each path's cost: its least sample */
     unsigned n[MCA_PML_OB1_DIRECT_PATHS];                   /* samples kept */
     int best;                                               /* -1: still measuring */
     unsigned interval, until_check;                         /* re-check schedule */
@@ -388,6 +389,7 @@ struct mca_pml_ob1_direct_pair_t {
     uint64_t msgs;                                          /* messages it chose a path for */
     uint64_t first[MCA_PML_OB1_DIRECT_PATHS];               /* msgs at a path's first sample */
     uint64_t last[MCA_PML_OB1_DIRECT_PATHS];                /* and at its latest one */
+    double sample[MCA_PML_OB1_DIRECT_PATHS][MODEL_RING]; /* the last ones, a ring */
 };
 
 /* The predictions for one pair of layouts (the send layout may be a
@@ -401,6 +403,14 @@ struct model_prediction {
     uint64_t sig;                                 /* model_signature() */
     uint64_t rkey;                                /* model_shape_key() of rl */
     double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS];
+    /* a settled pair's choice, while no sample has come in since it was
+     * made (state.samples == samples): the next messages take it without
+     * comparing again (model_settled) */
+    struct mca_pml_ob1_direct_pair_t *pair; /* NULL: none */
+    uint64_t peer;                          /* the sender it was made for */
+    struct model_lead *lead;                /* the leader's record it set, NULL: none */
+    uint64_t samples;
+    bool countdown;                         /* a re-check is scheduled */
 };
 
 /* The path a leader last took from one peer into a layout of one shape
@@ -412,6 +422,7 @@ struct model_lead {
     /* the leader's own sends of a layout of this shape to peer: the last
      * MODEL_RING times under each path (model_sent) */
     double send[MCA_PML_OB1_DIRECT_PATHS][MODEL_RING];
+    double send_least[MCA_PML_OB1_DIRECT_PATHS]; /* the least of each ring */
     unsigned send_n[MCA_PML_OB1_DIRECT_PATHS];
     unsigned sends;  /* sends that looked the record up (one in MODEL_MEASURE_EVERY is timed) */
     bool compare;    /* the receives tried more than one path: time the sends */
@@ -428,6 +439,7 @@ static struct {
     uint64_t sends[MCA_PML_OB1_DIRECT_PATHS]; /* a leader's timed sends, per hint */
     double sent[MCA_PML_OB1_DIRECT_PATHS];    /* and their times (model_sent) */
     uint64_t switches;
+    uint64_t samples; /* samples kept so far, of receives and of a leader's sends */
 } state;
 
 void mca_pml_ob1_direct_model_init(void)
@@ -714,11 +726,14 @@ static double model_least(const double *sample, unsigned n)
     return m;
 }
 
-/* Keeps t in a ring of MODEL_RING samples holding n so far. */
-static void model_ring_add(double *ring, unsigned *n, double t)
+/* Keeps t in a ring of MODEL_RING samples holding n so far; returns the
+ * least of them, which the choice at every match reads (computed once per
+ * sample here, not at each match). */
+static double model_ring_add(double *ring, unsigned *n, double t)
 {
     ring[*n % MODEL_RING] = t;
     *n = *n < UINT_MAX ? *n + 1 : MODEL_RING;
+    return model_least(ring, *n);
 }
 
 /* A path's receive cost (the pair's samples), plus, at a leader whose
@@ -726,7 +741,7 @@ static void model_ring_add(double *ring, unsigned *n, double t)
  * those sends. */
 static double model_cost(const struct mca_pml_ob1_direct_pair_t *p, int path, const double *send)
 {
-    return model_least(p->sample[path], p->n[path]) + (send ? send[path] : 0.0);
+    return p->least[path] + (send ? send[path] : 0.0);
 }
 
 /* The leader's sends under each path (send[q], HUGE_VAL: not measured);
@@ -736,8 +751,7 @@ static bool model_send_costs(const struct model_lead *ld, double send[MCA_PML_OB
     bool any = false;
 
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
-        send[q] = ld->send_n[q] >= MODEL_SAMPLES ? model_least(ld->send[q], ld->send_n[q])
-                                                 : HUGE_VAL;
+        send[q] = ld->send_n[q] >= MODEL_SAMPLES ? ld->send_least[q] : HUGE_VAL;
         any |= 0 != ld->send_n[q];
     }
     return any;
@@ -770,7 +784,8 @@ static unsigned model_recheck_after(unsigned interval, double best, double secon
  * and a record on every small message cost more than the choice saves).
  * Under state.lock. */
 static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, const double *ns,
-                              const double *lo, double *send, bool *timed)
+                              const double *lo, double *send, bool *timed, bool *settled,
+                              bool *countdown)
 {
     int best = path, second = -1, explore = -1;
     double m, best_cost, second_cost = HUGE_VAL, least;
@@ -862,13 +877,39 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         p->until_check = model_recheck_after(p->interval, best_cost, second_cost);
         p->settled = 0;
     }
-    if (0 != model.recheck && second >= 0 && 0 == --p->until_check) {
+    *countdown = 0 != model.recheck && second >= 0;
+    if (*countdown && 0 == --p->until_check) {
         p->interval = p->interval < MODEL_RECHECK_MAX / 2 ? 2 * p->interval : MODEL_RECHECK_MAX;
         p->until_check = model_recheck_after(p->interval, best_cost, second_cost);
         return second; /* measure the runner-up again */
     }
     *timed = 0 == p->settled++ % MODEL_MEASURE_EVERY;
+    *settled = true;
     return best;
+}
+
+/* The path of pair pr's next message when pr is settled and nothing
+ * changed since its last choice: no sample came in, the message is not
+ * one to time or a re-check (these take model_learned_path), and the
+ * leader's record still holds the path.  Keeps the counts that
+ * model_learned_path keeps for such a message.  -1: compare again.  Under
+ * state.lock.  A small message's whole cost is a few hundred ns: this
+ * reads three records' first lines and compares nothing. */
+static int model_settled(const struct model_prediction *pr, uint64_t peer)
+{
+    struct mca_pml_ob1_direct_pair_t *p = pr->pair;
+    const struct model_lead *ld = pr->lead;
+
+    if (NULL == p || p->sig != pr->sig || pr->peer != peer || pr->samples != state.samples ||
+        p->best < 0 || 0 == p->settled % MODEL_MEASURE_EVERY ||
+        (pr->countdown && p->until_check <= 1) ||
+        (NULL != ld && (ld->key != pr->rkey || ld->peer != peer || ld->path != p->best))) {
+        return -1;
+    }
+    p->msgs++;
+    p->settled++;
+    p->until_check -= pr->countdown;
+    return p->best;
 }
 
 /* Paths of pair p measured or about to be (path): with one alone, there
@@ -904,9 +945,9 @@ static int model_forced_path(bool staged_ok)
  * table when this pair was seen before: a match then reads no shape and
  * computes nothing (a few hundred cycles saved on every small message).
  * Under state.lock; the entry stays valid until the lock is released. */
-static const struct model_prediction *model_predictions(const opal_datatype_direct_layout_t *sl,
-                                                        const opal_datatype_direct_layout_t *rl,
-                                                        size_t frag_bytes, bool staged_ok)
+static struct model_prediction *model_predictions(const opal_datatype_direct_layout_t *sl,
+                                                  const opal_datatype_direct_layout_t *rl,
+                                                  size_t frag_bytes, bool staged_ok)
 {
     uint64_t sserial = opal_datatype_direct_layout_serial(sl);
     uint64_t rserial = opal_datatype_direct_layout_serial(rl);
@@ -935,6 +976,7 @@ static const struct model_prediction *model_predictions(const opal_datatype_dire
     pr->sserial = sserial, pr->rserial = rserial;
     pr->frag_bytes = frag_bytes;
     pr->staged_ok = staged_ok;
+    pr->pair = NULL;
     return pr;
 }
 
@@ -1010,7 +1052,8 @@ void mca_pml_ob1_direct_model_sent(uint64_t peer, uint64_t key, int path,
         }
         state.sends[path]++;
         state.sent[path] += t;
-        model_ring_add(ld->send[path], &ld->send_n[path], t);
+        ld->send_least[path] = model_ring_add(ld->send[path], &ld->send_n[path], t);
+        state.samples++;
     }
     OPAL_THREAD_UNLOCK(&state.lock);
 }
@@ -1020,7 +1063,7 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
                                     bool staged_ok, const mca_pml_ob1_direct_peer_t *peer,
                                     mca_pml_ob1_direct_choice_t *choice)
 {
-    const struct model_prediction *pr;
+    struct model_prediction *pr;
     int path = model_forced_path(staged_ok);
     bool timed = true, follow;
 
@@ -1039,9 +1082,12 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
     pr = model_predictions(sl, rl, frag_bytes, staged_ok);
     if (follow) {
         path = peer->hint;
+    } else if (path < 0 && model.learn && (path = model_settled(pr, peer->name)) >= 0) {
+        timed = false; /* the pair's choice holds: nothing to compare or record */
     } else if (path < 0) {
         struct model_lead *ld = peer->lead && model.follow ? model_lead_take(peer->name, pr->rkey)
                                                            : NULL;
+        bool settled = false, countdown = false;
         path = pr->path;
         if (model.learn) {
             double send[MCA_PML_OB1_DIRECT_PATHS];
@@ -1049,12 +1095,17 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
             choice->sig = pr->sig;
             choice->pair = model_pair(pr->sig);
             path = model_learned_path(choice->pair, path, pr->ns, pr->lo, sends ? send : NULL,
-                                      &timed);
+                                      &timed, &settled, &countdown);
         }
         if (NULL != ld) {
             ld->path = path;
             ld->compare = NULL != choice->pair && model_paths_tried(choice->pair, path) > 1;
         }
+        pr->pair = settled ? choice->pair : NULL;
+        pr->peer = peer->name;
+        pr->lead = ld;
+        pr->samples = state.samples;
+        pr->countdown = countdown;
     }
     state.count[path]++;
     state.predicted[path] += pr->ns[path];
@@ -1078,7 +1129,8 @@ void mca_pml_ob1_direct_model_done(mca_pml_ob1_direct_choice_t *choice)
 
         p->first[path] = 0 == p->n[path] ? p->msgs : p->first[path];
         p->last[path] = p->msgs;
-        model_ring_add(p->sample[path], &p->n[path], t);
+        p->least[path] = model_ring_add(p->sample[path], &p->n[path], t);
+        state.samples++;
     }
     OPAL_THREAD_UNLOCK(&state.lock);
     choice->start_ns = 0;
