@@ -95,14 +95,16 @@ def main():
             dict(cal.vector_shape(8, 40000, 128), index_blocks=40000, index_pages=200),
             dict(cal.vector_shape(8, 40000, 128), index_blocks=40000, index_pages=1000))]
     tap(far == [40000, 0, 40000], "lines beyond the cache, index lists by their pages: %s" % far)
-    # beyond the TLB: the distinct sparse lines of a layout whose sparse
-    # lines lie on more than `tlb` bytes of pages (a span of 5 MiB, of
-    # 16 MiB; an index list's 12800 lines on 3000 pages)
+    # beyond the TLB: the pages of a layout's sparse lines when they are
+    # more than `tlb` bytes of pages, a walk each (a span of 5 MiB; of
+    # 16 MiB, a line a page; of 17 MiB, 15 lines a page; an index list's
+    # 12800 lines on 3000 pages)
     walk = [cal.shape_terms(p, sh)["direct"]["walk"] for sh in
             (cal.vector_shape(8, 40000, 128), cal.vector_shape(8, 4096, 4096),
+             cal.vector_shape(8, 65536, 264),
              dict(cal.vector_shape(8, 40000, 128), index_blocks=40000, index_pages=200,
                   sparse_pages=3000))]
-    tap(walk == [0, 4096, 12800], "lines beyond the TLB's pages: %s" % walk)
+    tap(walk == [0, 4096, 4224, 3000], "pages of sparse lines beyond the TLB's: %s" % walk)
     sh = cal.parse_shape("98304 8192 1 8192 8192 17 128 128 0 8192 0 0 0 0".split())
     tap(sh["index_blocks"] == 8192 and sh["index_shared_lines"] == 17
         and sh["index_pages"] == 128 and sh["sparse_pages"] == 128
