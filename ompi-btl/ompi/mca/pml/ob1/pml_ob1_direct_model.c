@@ -93,8 +93,9 @@
  * the choice holds (at most MODEL_RECHECK_MAX), so that re-checks cost a
  * pair at most about 1/`recheck` of its time; between re-checks one
  * message in MODEL_MEASURE_EVERY is timed.  A pair of layouts' predictions are
- * computed at its first match and kept (model_predictions): on a small
- * message the model's work at match is on the critical path.
+ * computed at its first match and kept (model_predictions), and so is a
+ * settled pair's choice until a sample comes in (model_settled): on a
+ * small message the model's work at match is on the critical path.
  *
  * Of two processes, only the one with the lower name learns (`follow`):
  * with each message it sends it names the path it last took from that
