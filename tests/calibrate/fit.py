@@ -95,16 +95,25 @@ def main():
             dict(cal.vector_shape(8, 40000, 128), index_blocks=40000, index_pages=200),
             dict(cal.vector_shape(8, 40000, 128), index_blocks=40000, index_pages=1000))]
     tap(far == [40000, 0, 40000], "lines beyond the cache, index lists by their pages: %s" % far)
-    # beyond the TLB: the pages of a layout's sparse lines when they are
-    # more than `tlb` bytes of pages, a walk each (a span of 5 MiB; of
-    # 16 MiB, a line a page; of 17 MiB, 15 lines a page; an index list's
-    # 12800 lines on 3000 pages)
+    # beyond the TLB: a strided run's pages, a walk each, when the
+    # layout's sparse lines lie on more than `tlb` bytes of pages (a span
+    # of 5 MiB; of 16 MiB, a line a page; of 17 MiB, 15 lines a page)
     walk = [cal.shape_terms(p, sh)["direct"]["walk"] for sh in
             (cal.vector_shape(8, 40000, 128), cal.vector_shape(8, 4096, 4096),
-             cal.vector_shape(8, 65536, 264),
-             dict(cal.vector_shape(8, 40000, 128), index_blocks=40000, index_pages=200,
-                  sparse_pages=3000))]
-    tap(walk == [0, 4096, 4224, 3000], "pages of sparse lines beyond the TLB's: %s" % walk)
+             cal.vector_shape(8, 65536, 264))]
+    tap(walk == [0, 4096, 4224], "pages of strided sparse lines beyond the TLB's: %s" % walk)
+    # an index list's 12800 blocks in random order: a walk for each block
+    # whose page is not among the TLB's 2048, of the pages the agent walks:
+    # the list's own on the staged path, both layouts' on the direct path
+    # (3000 pages: 1 - 2048/3000 and 1 - 2048/6000 of the blocks; 1500
+    # pages: none staged, 1 - 2048/3000 direct)
+    lists = [dict(cal.vector_shape(8, 12800, 128), index_blocks=12800, index_pages=n,
+                  sparse_pages=n) for n in (3000, 1500)]
+    walk = [round(cal.shape_terms(p, sh)[path]["walk"] / (1 + 1 / cal.stage_chunks(sh["bytes"]))
+                  if path == "staged" else cal.shape_terms(p, sh)[path]["walk"], 3)
+            for sh in lists for path in ("staged", "direct")]
+    want = [round(12800 * (1 - 2048 / w), 3) if w > 2048 else 0 for w in (3000, 6000, 1500, 3000)]
+    tap(walk == want, "an index list's walks beyond the TLB's pages: %s (want %s)" % (walk, want))
     sh = cal.parse_shape("98304 8192 1 8192 8192 17 128 128 0 8192 0 0 0 0".split())
     tap(sh["index_blocks"] == 8192 and sh["index_shared_lines"] == 17
         and sh["index_pages"] == 128 and sh["sparse_pages"] == 128
