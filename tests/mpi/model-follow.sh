@@ -14,7 +14,10 @@
 #   - rank 0 takes the direct path for every message in both runs;
 # and every message's data is right (the program checks them).  A third run
 # with learning on: rank 0, the leader, times its own sends (its choice
-# counts what a path costs them), rank 1 times none.
+# counts what a path costs them), rank 1 times none.  The stats count a
+# message as chosen by the model when the model or the leader's hint
+# chose its path (every message of the first run), not when
+# pml_ob1_direct_model forced it (a fourth run, forced direct: none).
 #
 # Environment: OMPI_PREFIX, BUILD, PVAS_TEST_FORK_AGENT, PVAS_MPI_TIMEOUT
 # as for tests/mpi/progress.sh; logs in $BUILD/test-logs/mpi/model-follow-*.log.
@@ -32,8 +35,14 @@ count() {
 	sed -nE "s/^\[pml_ob1 direct model\] rank $2: $3 count ([0-9]+) .*/\1/p" "$1" | head -n 1
 }
 
+# chosen LOG RANK PATH: of those, the messages whose path the model chose
+chosen() {
+	sed -nE "s/^\[pml_ob1 direct model\] rank $2: $3 count .*; ([0-9]+) chosen by the model\).*/\1/p" \
+		"$1" | head -n 1
+}
+
 echo "# prefix $PREFIX; binary $PROG; fork agent: ${AGENT_ARGS[*]:-(from openmpi-mca-params.conf or none)}"
-echo "1..5"
+echo "1..7"
 if ! have_direct; then
 	not_ok "$OMPI_INFO lists no pml_ob1_direct_enable: an Open MPI without ob1's direct Rendezvous"
 	exit 1
@@ -53,6 +62,16 @@ for follow in 1 0; do
 		tail -n 15 "$log" | diag
 	else
 		ok "$what: the run passed its data checks; rank 0 took the direct path"
+	fi
+	if [ "$follow" = 1 ]; then
+		c0=$(chosen "$log" 0 direct)
+		c1=$(chosen "$log" 1 direct)
+		if [ -n "${c0:-}" ] && [ "$c0" = "${d0:-}" ] && [ "${c1:-}" = "${d1:-}" ]; then
+			ok "follow 1: every message counted as chosen by the model ($c0 and $c1)"
+		else
+			not_ok "follow 1: chosen by the model ${c0:-none}/${c1:-none} of ${d0:-none}/${d1:-none}"
+			grep -F '[pml_ob1 direct' "$log" | diag
+		fi
 	fi
 	if [ "$follow" = 1 ] && [ "${d1:-0}" -ge $((ITERS - 1)) ]; then
 		ok "follow 1: rank 1 took rank 0's path for all but at most the first message"
@@ -82,6 +101,22 @@ if [ "$rc" = 0 ] && [ "${s0:-0}" -gt 0 ] && [ "${s1:-}" = 0 ]; then
 	ok "$what: only the leader times its sends"
 else
 	not_ok "$what: expected the leader alone to time its sends"
+	grep -F '[pml_ob1 direct' "$log" | diag
+fi
+
+log=$LOGS/model-follow-forced.log
+timeout -k 10 "$TMO" nice "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none \
+	-np 2 --mca btl self,pvas "${AGENT_ARGS[@]}" --mca btl_base_warn_component_unused 0 \
+	--mca pml_ob1_direct_stats 1 --mca pml_ob1_direct_model direct "$PROG" --iters "$ITERS" \
+	>"$log" 2>&1
+rc=$?
+d0=$(count "$log" 0 direct)
+c0=$(chosen "$log" 0 direct)
+what="forced direct: rank 0 direct ${d0:-none} of $ITERS, ${c0:-none} chosen by the model (exit $rc)"
+if [ "$rc" = 0 ] && [ "${d0:-}" = "$ITERS" ] && [ "${c0:-}" = 0 ]; then
+	ok "$what"
+else
+	not_ok "$what: expected every message direct and none chosen by the model"
 	grep -F '[pml_ob1 direct' "$log" | diag
 fi
 [ "$failed" = 0 ]

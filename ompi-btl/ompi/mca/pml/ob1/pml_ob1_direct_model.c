@@ -443,6 +443,7 @@ static struct {
     struct model_prediction predictions[MODEL_PREDICTIONS];
     struct model_lead leads[MODEL_LEADS];
     uint64_t count[MCA_PML_OB1_DIRECT_PATHS], timed[MCA_PML_OB1_DIRECT_PATHS];
+    uint64_t chosen[MCA_PML_OB1_DIRECT_PATHS]; /* of count: the model's (or leader's) choice */
     double predicted[MCA_PML_OB1_DIRECT_PATHS], measured[MCA_PML_OB1_DIRECT_PATHS];
     uint64_t sends[MCA_PML_OB1_DIRECT_PATHS]; /* a leader's timed sends, per hint */
     double sent[MCA_PML_OB1_DIRECT_PATHS];    /* and their times (model_sent) */
@@ -460,6 +461,7 @@ void mca_pml_ob1_direct_model_init(void)
     memset(state.predictions, 0, sizeof(state.predictions));
     memset(state.leads, 0, sizeof(state.leads));
     memset(state.count, 0, sizeof(state.count));
+    memset(state.chosen, 0, sizeof(state.chosen));
     memset(state.timed, 0, sizeof(state.timed));
     memset(state.predicted, 0, sizeof(state.predicted));
     memset(state.measured, 0, sizeof(state.measured));
@@ -476,9 +478,10 @@ void mca_pml_ob1_direct_model_fini(bool print, unsigned rank)
         double m = state.timed[p] ? (double) state.timed[p] : 1.0;
         fprintf(stderr,
                 "[pml_ob1 direct model] rank %u: %s count %" PRIu64
-                " predicted %.3f us measured %.3f us (means; %" PRIu64 " timed)\n",
+                " predicted %.3f us measured %.3f us (means; %" PRIu64 " timed; %" PRIu64
+                " chosen by the model)\n",
                 rank, path_name[p], state.count[p], state.predicted[p] / n / 1000.0,
-                state.measured[p] / m / 1000.0, state.timed[p]);
+                state.measured[p] / m / 1000.0, state.timed[p], state.chosen[p]);
     }
     for (int p = 0; print && p < MCA_PML_OB1_DIRECT_PATHS; p++) {
         double n = state.sends[p] ? (double) state.sends[p] : 1.0;
@@ -1104,7 +1107,7 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
 {
     struct model_prediction *pr;
     int path = model_forced_path(staged_ok);
-    bool timed = true, follow;
+    bool timed = true, follow, forced = path >= 0;
 
     choice->pair = NULL;
     follow = path < 0 && model.follow && !peer->lead && peer->hint >= 0 &&
@@ -1147,6 +1150,7 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
         pr->countdown = countdown;
     }
     state.count[path]++;
+    state.chosen[path] += !forced;
     state.predicted[path] += pr->ns[path];
     OPAL_THREAD_UNLOCK(&state.lock);
     choice->path = path;
