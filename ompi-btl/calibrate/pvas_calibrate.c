@@ -30,7 +30,9 @@
  *       sm KIND BYTES NS  median one-way time of a small message of BYTES
  *                        bytes: KIND contig, or vector of 40-byte blocks
  *                        80 bytes apart (below 2 KiB with the PML header:
- *                        what btl/pvas may send through a fast box)
+ *                        what btl/pvas may send through a fast box), each
+ *                        rank writing its send buffer before it sends and
+ *                        receiving into another buffer
  *   pvas_calibrate --packed     (two ranks)
  *       pk KIND BLEN COUNT STRIDE NS SHAPE...
  *                        as pp, for packed messages of 1-4 KiB that fit an
@@ -418,12 +420,14 @@ static int two_ranks(const char *mode)
 	return rank;
 }
 
-/* Median one-way ns of (buf, 1, type) sent back and forth between ranks
- * 0 and 1 (rank 0's figure): reps samples of batch round trips each,
- * after warm such samples.  Back to back, as DDTBench and bench/ddt time:
- * a barrier before each round trip would add its exit skew to every
- * sample.  t: room for reps values. */
-static double pingpong_ns(void *buf, MPI_Datatype type, int rank, int warm, int batch, double *t)
+/* Median one-way ns of (sbuf, 1, type) sent back and forth between ranks
+ * 0 and 1 and received into rbuf (rank 0's figure): reps samples of batch
+ * round trips each, after warm such samples.  Back to back, as DDTBench
+ * and bench/ddt time: a barrier before each round trip would add its exit
+ * skew to every sample.  Each rank writes the first `write` bytes of sbuf
+ * before it sends.  t: room for reps values. */
+static double pingpong_ns(void *sbuf, void *rbuf, size_t write, MPI_Datatype type, int rank,
+			  int warm, int batch, double *t)
 {
 	MPI_Barrier(MPI_COMM_WORLD);
 	for (int i = -warm; i < reps; i++) {
@@ -431,11 +435,13 @@ static double pingpong_ns(void *buf, MPI_Datatype type, int rank, int warm, int 
 
 		for (int k = 0; k < batch; k++) {
 			if (rank == 0) {
-				MPI_Send(buf, 1, type, 1, 0, MPI_COMM_WORLD);
-				MPI_Recv(buf, 1, type, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				memset(sbuf, k, write);
+				MPI_Send(sbuf, 1, type, 1, 0, MPI_COMM_WORLD);
+				MPI_Recv(rbuf, 1, type, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			} else {
-				MPI_Recv(buf, 1, type, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				MPI_Send(buf, 1, type, 0, 0, MPI_COMM_WORLD);
+				MPI_Recv(rbuf, 1, type, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				memset(sbuf, k, write);
+				MPI_Send(sbuf, 1, type, 0, 0, MPI_COMM_WORLD);
 			}
 		}
 		if (i >= 0)
@@ -467,7 +473,7 @@ static void time_shapes(const char *mode, const char *tag, const struct shape_sp
 		if (!buf || !t)
 			die("malloc", 0);
 		memset(buf, rank + 1, span);
-		double ns = pingpong_ns(buf, type, rank, warm, batch, t);
+		double ns = pingpong_ns(buf, buf, 0, type, rank, warm, batch, t);
 
 		if (rank == 0) {
 			printf("%s %s %d %d %d %.1f", tag, kind_name[shapes[s].kind], blen, count,
@@ -507,17 +513,21 @@ static void pingpong(void)
 
 /* Small messages, contiguous and of 40-byte blocks, at sizes that a fast
  * box cut-off of 512, 1024 or 2048 bytes (PML header included) lets
- * through and the next smaller one does not. */
+ * through and the next smaller one does not.  Exchanged as a halo is:
+ * each rank writes its send buffer and receives into another.  Sent back
+ * from the buffer it was received into, a message copied in place finds
+ * its lines last read by the other core, which a ghost region does not. */
 static void small(void)
 {
 	static const int sizes[] = {448, 960, 1984};
-	unsigned char *buf = malloc(2 * 2048);
+	unsigned char *sbuf = malloc(2 * 2048), *rbuf = malloc(2 * 2048);
 	double *t = malloc(sizeof(double) * (size_t)reps);
 	int rank = two_ranks("--small");
 
-	if (!buf || !t)
+	if (!sbuf || !rbuf || !t)
 		die("malloc", 0);
-	memset(buf, rank + 1, 2 * 2048);
+	memset(sbuf, rank + 1, 2 * 2048);
+	memset(rbuf, rank + 1, 2 * 2048);
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		for (int vec = 0; vec < 2; vec++) {
 			MPI_Datatype type = vec ? vector_type(40, sizes[s] / 40, 80)
@@ -525,7 +535,8 @@ static void small(void)
 			int bytes;
 			/* 2 x 200 warm-up round trips: btl/pvas makes a fast box
 			 * after its first few messages to a peer */
-			double ns = pingpong_ns(buf, type, rank, 2, 200, t);
+			double ns = pingpong_ns(sbuf, rbuf, (size_t)(vec ? 2 * sizes[s] : sizes[s]), type,
+						rank, 2, 200, t);
 
 			MPI_Type_size(type, &bytes);
 			if (rank == 0)
@@ -533,7 +544,8 @@ static void small(void)
 			MPI_Type_free(&type);
 		}
 	}
-	free(buf);
+	free(sbuf);
+	free(rbuf);
 	free(t);
 }
 
