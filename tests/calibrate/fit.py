@@ -171,7 +171,7 @@ def main():
     q = {"block_direct": [0.3, 0.5, 4, 9, 25, 50], "block_pack": [4.0, 3.2, 6.4, 14.4, 40, 80],
          "run_direct": 2.0, "g1": 0.03, "index_pack": 3.0 * 1.6, "frag_bytes": 65536,
          "cache": 2 << 20, "tlb": 8 << 20, "chunks": cal.CHUNKS_BUILTIN, "pack_scale": 1.0,
-         "o_eager": 700.0, "o_own": 450.0, "pair": 1.3}
+         "o_eager": 700.0, "eager_byte": 0.12, "o_own": 450.0, "pair": 1.3}
     q.update({k: v for k, v in true.items() if k != "pack_scale"}, line=3.0)  # true's is -0.01
     cases = {("vector",) + tuple(str(x) for x in v): cal.vector_shape(*v) for v in shapes}
     samples = {}
@@ -191,6 +191,12 @@ def main():
     tap(abs(got["pair"] - 1.3) < 1e-3 and res["direct"][0] < 1e-6 and res["cico"][0] < 1e-6,
         "the direct path's factor on the block costs comes back: pair %.4g; %s; errors %s" %
         (got["pair"], notes[0], {k: "%.2g" % v[0] for k, v in res.items()}))
+    # an eager send: its per-message and per-byte costs come back from the
+    # eager-sized shapes (the receiver unpacks only once all is packed)
+    tap(abs(got["o_eager"] - 700.0) < 1e-3 and abs(got["eager_byte"] - 0.12) < 1e-6
+        and res["eager"][0] < 1e-6,
+        "an eager send's costs come back: o_eager %.4g, eager_byte %.4g, error %.2g" %
+        (got["o_eager"], got["eager_byte"], res["eager"][0]))
     # ob1's own eager send (the convertor packs, the engine unpacks): its
     # per-message cost comes back from the eager-sized shapes; without
     # its times (an older --save) it is 0, which the model does not weigh

@@ -58,11 +58,14 @@
  *   cico   = o_cico + F * frag + max(P, U) + min(P, U) / F + B * cross
  *            with P = blocks_P(s) + B * g1 + small * b(s), U likewise of r,
  *            F = ceil(B / fragment size): pack and unpack pipelined
- *   eager  = o_eager + 2 * (blocks_D(s) + B * g1 + small * b(s)) + B * cross
+ *   eager  = o_eager + 2 * (blocks_D(s) + B * g1 + small * b(s))
+ *            + B * (cross + eager_byte)
  *            (sender: s for both; the engine packs and unpacks, or with
- *            pml_ob1_direct_eager_engine 0 the convertor: blocks_P(s))
+ *            pml_ob1_direct_eager_engine 0 the convertor: blocks_P(s);
+ *            eager_byte: the receiver unpacks the whole fragment after
+ *            the sender has packed it, with nothing to overlap the crossing)
  *   own    = o_own + blocks_P(s) + B * g1 + small * b(s)
- *            + the receiver's side of eager + B * cross
+ *            + the receiver's side of eager + B * (cross + eager_byte)
  *            (ob1's own eager send: the convertor packs, the receiver
  *            unpacks as from an eager send; not weighed while o_own is 0)
  *
@@ -168,6 +171,7 @@ static struct {
     double g1, g2;     /* per byte: one agent; each of two agents at once */
     double cross;      /* per byte through a ring or fragment between the cores */
     double cross_small; /* per byte of blocks <= 512 B a side copies into or out of one */
+    double eager_byte; /* per byte of an eager send, besides cross */
     double frag;       /* per fragment of copy-in/copy-out */
     double stage;      /* per chunk of the staged path */
     double chunk;      /* per chunk of the direct path */
@@ -199,6 +203,7 @@ static struct {
     .g2 = 0.018,
     .cross = 0.065,
     .cross_small = 0.0, /* not measured on the Intel Xeon: `make calibrate` fits it */
+    .eager_byte = 0.0,  /* not measured on the Intel Xeon: `make calibrate` fits it */
     .frag = 120.0,
     .stage = 230.0,
     .chunk = 0.0, /* not measured on the Intel Xeon: `make calibrate` fits it */
@@ -312,6 +317,10 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
                           "Model: ns per byte, besides cross, of blocks of at most 512 bytes "
                           "that a side copies into or out of a fragment or the ring",
                           &model.cross_small);
+    model_register_double(comp, "direct_model_eager_byte",
+                          "Model: ns per byte of an eager send, besides cross (the receiver "
+                          "unpacks the fragment only once the sender has packed all of it)",
+                          &model.eager_byte);
     model_register_double(comp, "direct_model_frag",
                           "Model: ns per fragment of the copy-in/copy-out path", &model.frag);
     model_register_double(comp, "direct_model_stage",
@@ -1088,7 +1097,7 @@ void mca_pml_ob1_direct_model_sent(uint64_t peer, uint64_t key, int path,
             if (ld->unpack < 0) {
                 opal_datatype_direct_shape_t x;
                 opal_datatype_direct_layout_shape(l, &x);
-                ld->unpack = model_eager_side(&x);
+                ld->unpack = model_eager_side(&x) + (double) x.bytes * model.eager_byte;
             }
             t += ld->unpack;
         }
@@ -1196,9 +1205,11 @@ int mca_pml_ob1_direct_model_send(const opal_datatype_direct_layout_t *sl)
     }
     opal_datatype_direct_layout_shape(sl, &s);
     model_predict_shapes(&s, &s, SIZE_MAX, ns, lo);
-    eager = model.o_eager + 2 * model_eager_side(&s) + (double) s.bytes * model.cross;
+    eager = model.o_eager + 2 * model_eager_side(&s)
+            + (double) s.bytes * (model.cross + model.eager_byte);
     own = model.o_own > 0 ? model.o_own + model_pack(&s) + model_fragment_side(&s)
-                                + model_eager_side(&s) + (double) s.bytes * model.cross
+                                + model_eager_side(&s)
+                                + (double) s.bytes * (model.cross + model.eager_byte)
                           : HUGE_VAL;
     /* nothing corrects an eager send later (the receiver learns only among
      * the rendezvous paths): eager only when the direct path loses even if
