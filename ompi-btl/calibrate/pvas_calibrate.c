@@ -14,6 +14,11 @@
  *       index NS N       MPI_Pack of an index list (hindexed, no stride fits),
  *                        ns per block more than a vector of the same blocks;
  *                        N: the blocks the engine's shape counts as index list
+ *       tlb PAGES NS     direct engine, ns per 8-byte block of a vector of
+ *                        blocks a page and a line apart (one block on each
+ *                        of PAGES pages) beyond a vector of as many blocks
+ *                        a line apart: what the engine pays per page walk
+ *                        once PAGES are more than the TLB holds
  *   pvas_calibrate --pingpong   (two ranks)
  *       pp KIND BLEN COUNT STRIDE NS SHAPE...
  *                        median one-way time of COUNT blocks of BLEN bytes
@@ -298,6 +303,60 @@ static void block_costs(int blen, unsigned char *strided, unsigned char *packed,
 	MPI_Type_free(&contig);
 }
 
+/* Pages of the page-strided sweeps of tlb_cost: spread around the
+ * second-level TLBs of x86 cores (1536-4096 entries of 4-KiB pages). */
+static const int tlb_pages[] = {512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
+
+/* The engine's ns per block of a vector of PAGES 8-byte blocks 4160 bytes
+ * apart (a page and a line: the lines fall in every cache set) beyond a
+ * vector of as many blocks 64 bytes apart (the same lines on 1/64 of the
+ * pages), each copied into a contiguous buffer: the cost of the TLB
+ * misses of a strided run, as the engine meets them. */
+static void tlb_cost(void)
+{
+	enum { BLEN = 8, FAR = 4096 + 64, NEAR = 64 };
+	int most = tlb_pages[sizeof(tlb_pages) / sizeof(tlb_pages[0]) - 1];
+	unsigned char *buf = aligned_alloc(4096, (size_t)most * FAR);
+	unsigned char *out = malloc((size_t)most * BLEN);
+	double *t = malloc(sizeof(double) * (size_t)reps);
+
+	if (!buf || !out || !t)
+		die("malloc", 0);
+	memset(buf, 7, (size_t)most * FAR);
+	for (size_t i = 0; i < sizeof(tlb_pages) / sizeof(tlb_pages[0]); i++) {
+		int n = tlb_pages[i], rc;
+		MPI_Datatype far = vector_type(BLEN, n, FAR), near = vector_type(BLEN, n, NEAR);
+		MPI_Datatype contig;
+		opal_datatype_direct_layout_t *lf, *ln, *lc;
+
+		MPI_Type_contiguous(n * BLEN, MPI_BYTE, &contig);
+		MPI_Type_commit(&contig);
+		rc = opal_datatype_direct_layout_create((const opal_datatype_t *)far, 1, &lf);
+		if (rc == OPAL_SUCCESS)
+			rc = opal_datatype_direct_layout_create((const opal_datatype_t *)near, 1, &ln);
+		if (rc == OPAL_SUCCESS)
+			rc = opal_datatype_direct_layout_create((const opal_datatype_t *)contig, 1, &lc);
+		if (rc != OPAL_SUCCESS)
+			die("opal_datatype_direct_layout_create", rc);
+		/* a pass of each first: the lines in the cache, as in the samples */
+		copy_once(lf, buf, lc, out, (size_t)n * BLEN);
+		copy_once(ln, buf, lc, out, (size_t)n * BLEN);
+		for (int r = 0; r < reps; r++)
+			t[r] = copy_once(lf, buf, lc, out, (size_t)n * BLEN) -
+			       copy_once(ln, buf, lc, out, (size_t)n * BLEN);
+		printf("tlb %d %.4f\n", n, median(t, reps) / n);
+		opal_datatype_direct_layout_release(lf);
+		opal_datatype_direct_layout_release(ln);
+		opal_datatype_direct_layout_release(lc);
+		MPI_Type_free(&far);
+		MPI_Type_free(&near);
+		MPI_Type_free(&contig);
+	}
+	free(buf);
+	free(out);
+	free(t);
+}
+
 static void local(void)
 {
 	double g1 = stream_cost(1), g2 = stream_cost(2);
@@ -328,6 +387,7 @@ static void local(void)
 	free(t);
 	free(tp);
 	index_cost();
+	tlb_cost();
 }
 
 /* ---- two ranks ------------------------------------------------------------ */
@@ -491,8 +551,10 @@ static void pingpong(void)
 	/* dense and sparse (one block per cache line or more), small and large,
 	 * strided and in random order, lines that fit in the cache and lines
 	 * that do not, on pages the TLB covers (1 and 2.4 MiB of lines, past
-	 * an L2 of 512 KiB or 2 MiB, over 3 and 7.6 MiB) and on more: the fit
-	 * separates per-message, per-fragment, per-byte and per-line costs.
+	 * an L2 of 512 KiB or 2 MiB, over 3 and 7.6 MiB) and on more (a block
+	 * a page apart on 4096 and on 16384 pages: the second is beyond the
+	 * TLB of every x86 core): the fit separates per-message,
+	 * per-fragment, per-byte, per-line and per-page costs.
 	 * The sparse vectors beyond the cache are not a power of two apart:
 	 * at such a stride their lines crowd into a fraction of the cache's
 	 * sets, which the model does not describe (8-byte blocks 256 apart
@@ -506,7 +568,8 @@ static void pingpong(void)
 	    {INDEX, 8, 512, 64},        {INDEX, 4, 2048, 32},      {INDEX, 12, 8192, 64},
 	    {INDEX, 12, 16384, 520},    {FLOATS, 12, 5600, 24},    {FLOATS, 44, 1024, 96},
 	    {DOUBLES, 40, 33, 1400},    {DOUBLES, 40, 408, 1400},  {DOUBLES, 256, 8, 512},
-	    {DOUBLES, 1024, 4, 2048},   {VECTOR, 8, 16384, 192},   {VECTOR, 12, 40000, 200}};
+	    {DOUBLES, 1024, 4, 2048},   {VECTOR, 8, 16384, 192},   {VECTOR, 12, 40000, 200},
+	    {VECTOR, 8, 16384, 4160}};
 
 	time_shapes("--pingpong", "pp", shapes, sizeof(shapes) / sizeof(shapes[0]), 3, 1);
 }

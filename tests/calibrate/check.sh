@@ -13,7 +13,7 @@ BUILD=${BUILD:-$ROOT/build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 PREFIX=${OMPI_PREFIX:-$("$ROOT/scripts/build-ompi" --print-prefix)}
 BIN=$BUILD/ompi-btl/pvas_calibrate
-PARAMS="o_direct o_cico o_staged o_eager o_own eager_byte g1 g2 cross frag stage chunk line index_direct far walk index_pack run_direct block_direct block_pack"
+PARAMS="o_direct o_cico o_staged o_eager o_own eager_byte g1 g2 cross frag stage chunk line index_direct far walk index_pack run_direct tlb block_direct block_pack"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 echo "1..7"

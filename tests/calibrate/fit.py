@@ -7,7 +7,8 @@ have to be negative must come out 0 with the others still fitting; the
 sparse-line count must follow opal_datatype_direct_layout_shape (blocks
 under 64 bytes with a line or more of gap to the next, none for larger
 blocks); the lines beyond the cache and beyond the TLB's pages must be
-counted as the model counts them; the pingpong's shape fields must parse."""
+counted as the model counts them, with the TLB's reach where the
+page-strided sweeps step up; the pingpong's shape fields must parse."""
 import importlib.machinery
 import importlib.util
 import os
@@ -217,6 +218,34 @@ def main():
     tap(got["fbox"] == 2048 and got["fbox_inplace"] == 1024,
         "packed and contiguous messages each get their cut-off: packed %s, contiguous %s; %s" %
         (got["fbox"], got["fbox_inplace"], notes[-2:]))
+    # the TLB's reach from the page-strided sweeps: the step of a 4096-entry
+    # TLB (AMD Zen 5), of a 2048-entry one, and none (all pages held)
+    zen5 = {512: 0.4, 1024: 0.5, 1536: 0.5, 2048: 0.6, 3072: 0.6, 4096: 0.7, 6144: 3.1,
+            8192: 3.3, 12288: 3.4, 16384: 3.6}
+    xeon = {**zen5, 3072: 2.9, 4096: 3.0}
+    flat = {k: 0.4 + 0.01 * (k // 512) for k in zen5}
+    got = (cal.tlb_reach(zen5), cal.tlb_reach(xeon), cal.tlb_reach(flat))
+    tap(got == (16 << 20, 8 << 20, 64 << 20),
+        "the TLB's reach comes from the sweeps' step: %s" % (got,))
+    # times made with a 16-MiB TLB: the fit takes the reach from the sweeps
+    # (the build's 8 MiB would charge walks to the 4096-page vector, which
+    # has none) and gives the walk cost back from the 16384-page one
+    q16 = dict(q, tlb=16 << 20)
+    cases16 = {("vector",) + tuple(str(x) for x in v): cal.vector_shape(*v)
+               for v in shapes + [(8, 16384, 4160)]}
+    samples = {}
+    for key, sh in cases16.items():
+        for path, x in cal.shape_terms(q16, sh).items():
+            t = x.get("1", 0.0) + sum(q16[k] * v for k, v in x.items() if k != "1")
+            for name in ([f"direct/{c}" for c in (4, 8, 16)] if path == "direct" else [path]):
+                samples.setdefault(name, []).append([list(key), [t]])
+    m16 = dict(m, shapes=[[list(k), sh] for k, sh in cases16.items()], samples=samples, small={})
+    m16["local"] = dict(m["local"], **{f"tlb/{k}": [v] for k, v in zen5.items()})
+    got, res, notes = cal.fit_all(m16)
+    tap(got["tlb"] == 16 << 20 and abs(got["walk"] - q["walk"]) < 1e-3
+        and res["staged"][0] < 1e-6 and any(x.startswith("# TLB: holds 4096 pages") for x in notes),
+        "the fit uses the measured TLB: tlb %s, walk %.4g (made with %.4g), staged error %.2g" %
+        (got["tlb"], got["walk"], q["walk"], res["staged"][0]))
     print("1..%d" % n)
     return 1 if fails else 0
 
