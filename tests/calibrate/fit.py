@@ -35,6 +35,19 @@ def load():
     return mod
 
 
+def made_samples(cal, q, cases):
+    """The ping-pong samples, as measure() saves them, that the model with
+    parameters q gives for cases {key: shape}: one per path, the direct
+    path under each chunk count."""
+    samples = {}
+    for key, sh in cases.items():
+        for path, x in cal.shape_terms(q, sh).items():
+            t = x.get("1", 0.0) + sum(q[k] * v for k, v in x.items() if k != "1")
+            for name in ([f"direct/{c}" for c in (4, 8, 16)] if path == "direct" else [path]):
+                samples.setdefault(name, []).append([list(key), [t]])
+    return samples
+
+
 def main():
     cal = load()
     p = {"block_direct": [0.3, 0.5, 4, 9, 25, 50], "block_pack": [2.5, 2, 4, 9, 25, 50],
@@ -175,12 +188,7 @@ def main():
          "o_eager": 700.0, "eager_byte": 0.12, "o_own": 450.0, "pair": 1.3}
     q.update({k: v for k, v in true.items() if k != "pack_scale"}, line=3.0)  # true's is -0.01
     cases = {("vector",) + tuple(str(x) for x in v): cal.vector_shape(*v) for v in shapes}
-    samples = {}
-    for key, sh in cases.items():
-        for path, x in cal.shape_terms(q, sh).items():
-            t = x.get("1", 0.0) + sum(q[k] * v for k, v in x.items() if k != "1")
-            for name in ([f"direct/{c}" for c in (4, 8, 16)] if path == "direct" else [path]):
-                samples.setdefault(name, []).append([list(key), [t]])
+    samples = made_samples(cal, q, cases)
     m = {"counts": [4, 8, 16], "local": {"g1": [0.03], "g2": [0.0], "index": [3.0]},
          "settings": {"frag_bytes": 65536, "eager_limit": 32768, "fbox_size": 0,
                       "cache": 2 << 20, "tlb": 8 << 20},
@@ -233,13 +241,8 @@ def main():
     q16 = dict(q, tlb=16 << 20)
     cases16 = {("vector",) + tuple(str(x) for x in v): cal.vector_shape(*v)
                for v in shapes + [(8, 16384, 4160)]}
-    samples = {}
-    for key, sh in cases16.items():
-        for path, x in cal.shape_terms(q16, sh).items():
-            t = x.get("1", 0.0) + sum(q16[k] * v for k, v in x.items() if k != "1")
-            for name in ([f"direct/{c}" for c in (4, 8, 16)] if path == "direct" else [path]):
-                samples.setdefault(name, []).append([list(key), [t]])
-    m16 = dict(m, shapes=[[list(k), sh] for k, sh in cases16.items()], samples=samples, small={})
+    m16 = dict(m, shapes=[[list(k), sh] for k, sh in cases16.items()],
+               samples=made_samples(cal, q16, cases16), small={})
     m16["local"] = dict(m["local"], **{f"tlb/{k}": [v] for k, v in zen5.items()})
     got, res, notes = cal.fit_all(m16)
     tap(got["tlb"] == 16 << 20 and abs(got["walk"] - q["walk"]) < 1e-3
