@@ -1192,7 +1192,7 @@ void mca_pml_ob1_direct_model_done(mca_pml_ob1_direct_choice_t *choice)
 int mca_pml_ob1_direct_model_send(const opal_datatype_direct_layout_t *sl)
 {
     opal_datatype_direct_shape_t s;
-    double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS], eager, own, rndv;
+    double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS], crossing, eager, own, rndv;
 
     if (MODEL_MODE_EAGER == model.mode) {
         return MCA_PML_OB1_DIRECT_SEND_EAGER;
@@ -1205,11 +1205,10 @@ int mca_pml_ob1_direct_model_send(const opal_datatype_direct_layout_t *sl)
     }
     opal_datatype_direct_layout_shape(sl, &s);
     model_predict_shapes(&s, &s, SIZE_MAX, ns, lo);
-    eager = model.o_eager + 2 * model_eager_side(&s)
-            + (double) s.bytes * (model.cross + model.eager_byte);
+    crossing = (double) s.bytes * (model.cross + model.eager_byte);
+    eager = model.o_eager + 2 * model_eager_side(&s) + crossing;
     own = model.o_own > 0 ? model.o_own + model_pack(&s) + model_fragment_side(&s)
-                                + model_eager_side(&s)
-                                + (double) s.bytes * (model.cross + model.eager_byte)
+                                + model_eager_side(&s) + crossing
                           : HUGE_VAL;
     /* nothing corrects an eager send later (the receiver learns only among
      * the rendezvous paths): eager only when the direct path loses even if
