@@ -215,7 +215,7 @@ static struct {
     .far = 6.9,
     .walk = 6.9, /* not measured on the Intel Xeon: its `far` (NAS_MG_x: a line per page) */
     .cache = 0, /* set at registration: this core's L2 */
-    .tlb = (size_t) 8 << 20, /* 2048 4-KiB pages: the second-level TLB of both CPU kinds */
+    .tlb = (size_t) 8 << 20, /* 2048 4-KiB pages: the Intel Xeon's second-level TLB */
     .index_pack = 2.9,
     .block_direct_str = NULL,
     .block_pack_str = NULL,
