@@ -29,8 +29,8 @@
  *                        STRIDE bytes; SHAPE the engine's shape of the type
  *                        (opal_datatype_direct_shape_t): bytes blocks runs
  *                        sparse_lines index_blocks index_shared_lines
- *                        index_pages sparse_pages and the blocks of each
- *                        class
+ *                        index_pages sparse_pages, the blocks of each
+ *                        class and their bytes
  *   pvas_calibrate --small      (two ranks)
  *       sm KIND BYTES NS  median one-way time of a small message of BYTES
  *                        bytes: KIND contig, or vector of 40-byte blocks
@@ -66,12 +66,10 @@
 /* Block lengths timed for each class of the model (its cost is their
  * mean), spread over the class: a copy's cost per block changes within a
  * class (blocks of 9-24 bytes cost the convertor about what 8-byte ones
- * do, 32-byte ones half as much, on AMD Zen 3), and the class of
- * 513-4096 bytes spans the size where memcpy changes method (glibc's
- * rep_movsb_threshold, 2-8 KiB on x86). */
+ * do, 32-byte ones half as much, on AMD Zen 3). */
 #define CLASS_SIZES 3
 static const int class_blen[CLASSES][CLASS_SIZES] = {
-    {8}, {12, 24, 32}, {48, 96, 128}, {192, 384, 512}, {1024, 2048, 4096}, {16384}};
+    {8}, {12, 24, 32}, {48, 96, 128}, {192, 384, 512}, {1024, 1536, 2048}, {3072, 4096}, {16384}};
 
 static int reps = 31;
 
@@ -462,6 +460,8 @@ static void print_shape(MPI_Datatype type)
 	       s.index_blocks, s.index_shared_lines, s.index_pages, s.sparse_pages);
 	for (int c = 0; c < CLASSES; c++)
 		printf(" %zu", s.blocks_by_class[c]);
+	for (int c = 0; c < CLASSES; c++)
+		printf(" %zu", s.bytes_by_class[c]);
 	printf("\n");
 }
 
@@ -553,8 +553,9 @@ static void pingpong(void)
 	 * that do not, on pages the TLB covers (1 and 2.4 MiB of lines, past
 	 * an L2 of 512 KiB or 2 MiB, over 3 and 7.6 MiB) and on more (a block
 	 * a page apart on 4096 and on 16384 pages: the second is beyond the
-	 * TLB of every x86 core): the fit separates per-message,
-	 * per-fragment, per-byte, per-line and per-page costs.
+	 * TLB of every x86 core), blocks of each size class: the fit
+	 * separates per-message, per-fragment, per-byte, per-line and
+	 * per-page costs, and the crossing per byte of each class.
 	 * The sparse vectors beyond the cache are not a power of two apart:
 	 * at such a stride their lines crowd into a fraction of the cache's
 	 * sets, which the model does not describe (8-byte blocks 256 apart
@@ -569,7 +570,7 @@ static void pingpong(void)
 	    {INDEX, 12, 16384, 520},    {FLOATS, 12, 5600, 24},    {FLOATS, 44, 1024, 96},
 	    {DOUBLES, 40, 33, 1400},    {DOUBLES, 40, 408, 1400},  {DOUBLES, 256, 8, 512},
 	    {DOUBLES, 1024, 4, 2048},   {VECTOR, 8, 16384, 192},   {VECTOR, 12, 40000, 200},
-	    {VECTOR, 8, 16384, 4160}};
+	    {VECTOR, 8, 16384, 4160},   {VECTOR, 2048, 64, 6144}};
 
 	time_shapes("--pingpong", "pp", shapes, sizeof(shapes) / sizeof(shapes[0]), 3, 1);
 }

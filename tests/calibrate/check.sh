@@ -13,7 +13,7 @@ BUILD=${BUILD:-$ROOT/build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 PREFIX=${OMPI_PREFIX:-$("$ROOT/scripts/build-ompi" --print-prefix)}
 BIN=$BUILD/ompi-btl/pvas_calibrate
-PARAMS="o_direct o_cico o_staged o_eager o_own eager_byte g1 g2 cross frag stage chunk line index_direct far walk index_pack run_direct tlb block_direct block_pack"
+PARAMS="o_direct o_cico o_staged o_eager o_own eager_byte g1 g2 cross frag stage chunk line index_direct far walk index_pack run_direct tlb block_direct block_pack cross_class"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 echo "1..7"
@@ -35,7 +35,7 @@ cp "$conf" "$scratch/model.first"
 
 missing=
 for p in $PARAMS; do
-	grep -Eq "^pml_ob1_direct_model_$p = [0-9.e+-]+(,[0-9.e+-]+){0,5}$" "$conf" || missing="$missing $p"
+	grep -Eq "^pml_ob1_direct_model_$p = [0-9.e+-]+(,[0-9.e+-]+){0,6}$" "$conf" || missing="$missing $p"
 done
 grep -Eq "^pml_ob1_direct_chunks = [1-9][0-9]*$" "$conf" || missing="$missing chunks"
 if [ -z "$missing" ]; then

@@ -50,7 +50,7 @@ def made_samples(cal, q, cases):
 
 def main():
     cal = load()
-    p = {"block_direct": [0.3, 0.5, 4, 9, 25, 50], "block_pack": [2.5, 2, 4, 9, 25, 50],
+    p = {"block_direct": [0.3, 0.5, 4, 9, 18, 25, 50], "block_pack": [2.5, 2, 4, 9, 18, 25, 50],
          "run_direct": 2.0, "g1": 0.03, "index_pack": 3.0, "frag_bytes": 65536, "cache": 2 << 20,
          "tlb": 8 << 20}
     shapes = [(8, 512, 16), (8, 8192, 16), (64, 2048, 128), (512, 256, 1024), (4096, 64, 8192),
@@ -61,8 +61,11 @@ def main():
     index = [dict(cal.vector_shape(8, 512, 64), index_blocks=512),
              dict(cal.vector_shape(4, 2048, 32), index_blocks=2048, index_shared_lines=512)]
     true = {"o_cico": 900.0, "frag": 3800.0, "o_staged": 400.0, "stage": 480.0, "far": 6.5, "walk": 2.5,
-            "cross": 0.05, "cross_small": 0.09, "pack_scale": 1.6, "o_direct": 1900.0, "g2": 0.1,
+            "cross": 0.05, "pack_scale": 1.6, "o_direct": 1900.0, "g2": 0.1,
             "line": 3.0, "index_direct": 7.0, "index_shared": 30.0, "chunk": 60.0}
+    # the crossing per byte of each block-size class (7: up to 8, 32, 128,
+    # 512, 2048 and 4096 bytes, and larger)
+    true.update(zip(cal.CROSS_CLASS, (0.09, 0.08, 0.13, 0.1, 0.08, 0.03, 0.01)))
 
     def timed(path):
         pts = []
@@ -73,8 +76,8 @@ def main():
         return pts
 
     got = cal.fit(timed("cico") + timed("staged"),
-                  ["o_cico", "frag", "o_staged", "stage", "far", "walk", "cross", "cross_small",
-                   "pack_scale"])
+                  ["o_cico", "frag", "o_staged", "stage", "far", "walk", "cross", "pack_scale"]
+                  + cal.CROSS_CLASS)
     tap(all(abs(got[k] - true[k]) <= 1e-6 * true[k] for k in got),
         "copy-in/copy-out and staged together: %s" % ", ".join(
             "%s %.4g" % kv for kv in sorted(got.items())))
@@ -91,8 +94,8 @@ def main():
         "a negative cost comes out 0: %s" % ", ".join("%s %.4g" % kv for kv in sorted(got.items())))
     # the residuals it reports: none on exact times, the error of one point off by 40 %
     pts = timed("cico")
-    fitted = dict(p, **cal.fit(pts, ["o_cico", "frag", "far", "walk", "cross", "cross_small",
-                                          "pack_scale"]))
+    fitted = dict(p, **cal.fit(pts, ["o_cico", "frag", "far", "walk", "cross", "pack_scale"]
+                                + cal.CROSS_CLASS))
     med, worst = cal.residuals(fitted, pts)
     off = [(x, t * 1.4 if i == 0 else t) for i, (x, t) in enumerate(pts)]
     med2, worst2 = cal.residuals(fitted, off)
@@ -128,10 +131,12 @@ def main():
             for sh in lists for path in ("staged", "direct")]
     want = [round(12800 * (1 - 2048 / w), 3) if w > 2048 else 0 for w in (3000, 6000, 1500, 3000)]
     tap(walk == want, "an index list's walks beyond the TLB's pages: %s (want %s)" % (walk, want))
-    sh = cal.parse_shape("98304 8192 1 8192 8192 17 128 128 0 8192 0 0 0 0".split())
+    sh = cal.parse_shape(("98304 8192 1 8192 8192 17 128 128 0 8192 0 0 0 0 0 "
+                          "0 98304 0 0 0 0 0").split())
     tap(sh["index_blocks"] == 8192 and sh["index_shared_lines"] == 17
         and sh["index_pages"] == 128 and sh["sparse_pages"] == 128
-        and sh["classes"] == [0, 8192, 0, 0, 0, 0],
+        and sh["classes"] == [0, 8192, 0, 0, 0, 0, 0]
+        and sh["class_bytes"] == [0, 98304, 0, 0, 0, 0, 0],
         "a pingpong shape parses: %s" % sh)
     try:
         cal.parse_shape("1 2 3".split())
@@ -182,7 +187,8 @@ def main():
     # the direct path's factor on the finer layout's block costs: times made
     # with pair 1.3 (and the pack costs 1.6 times the one-process ones)
     # must give it back, with a fit without error
-    q = {"block_direct": [0.3, 0.5, 4, 9, 25, 50], "block_pack": [4.0, 3.2, 6.4, 14.4, 40, 80],
+    q = {"block_direct": [0.3, 0.5, 4, 9, 18, 25, 50],
+         "block_pack": [4.0, 3.2, 6.4, 14.4, 28.8, 40, 80],
          "run_direct": 2.0, "g1": 0.03, "index_pack": 3.0 * 1.6, "frag_bytes": 65536,
          "cache": 2 << 20, "tlb": 8 << 20, "chunks": cal.CHUNKS_BUILTIN, "pack_scale": 1.0,
          "o_eager": 700.0, "eager_byte": 0.12, "o_own": 450.0, "pair": 1.3}
@@ -193,7 +199,7 @@ def main():
          "settings": {"frag_bytes": 65536, "eager_limit": 32768, "fbox_size": 0,
                       "cache": 2 << 20, "tlb": 8 << 20},
          "shapes": [[list(k), sh] for k, sh in cases.items()], "samples": samples, "small": {}}
-    for c in range(6):
+    for c in range(cal.CLASSES):
         m["local"][f"direct/{c}"] = [q["block_direct"][c]]
         m["local"][f"pack/{c}"] = [q["block_pack"][c] / 1.6]
     got, res, notes = cal.fit_all(m)

@@ -136,17 +136,20 @@ static uint64_t case_seed(uint64_t seed, int f, long k)
 }
 
 /* The cost model's view of a layout agrees with the layout: its bytes, its
- * blocks by class add up, no more runs than blocks, blocks iff bytes. */
+ * blocks and their bytes by class add up, no more runs than blocks, blocks
+ * iff bytes. */
 static int shape_consistent(const opal_datatype_direct_layout_t *l)
 {
 	opal_datatype_direct_shape_t sh;
-	size_t sum = 0;
+	size_t sum = 0, bytes = 0;
 
 	opal_datatype_direct_layout_shape(l, &sh);
-	for (int c = 0; c < OPAL_DATATYPE_DIRECT_CLASSES; c++)
+	for (int c = 0; c < OPAL_DATATYPE_DIRECT_CLASSES; c++) {
 		sum += sh.blocks_by_class[c];
+		bytes += sh.bytes_by_class[c];
+	}
 	return sh.bytes == opal_datatype_direct_layout_size(l) && sum == sh.blocks &&
-	       sh.runs <= sh.blocks && (sh.bytes > 0) == (sh.blocks > 0);
+	       bytes == sh.bytes && sh.runs <= sh.blocks && (sh.bytes > 0) == (sh.blocks > 0);
 }
 
 /* The staged path's two halves: pack [from, to) of the send layout into a

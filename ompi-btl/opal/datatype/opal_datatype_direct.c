@@ -545,7 +545,7 @@ uint64_t opal_datatype_direct_layout_serial(const opal_datatype_direct_layout_t 
 
 static unsigned ddc_shape_class(size_t blen)
 {
-    static const size_t limit[OPAL_DATATYPE_DIRECT_CLASSES - 1] = {8, 32, 128, 512, 4096};
+    static const size_t limit[OPAL_DATATYPE_DIRECT_CLASSES - 1] = {8, 32, 128, 512, 2048, 4096};
     unsigned c = 0;
 
     while (c < OPAL_DATATYPE_DIRECT_CLASSES - 1 && blen > limit[c]) {
@@ -656,6 +656,7 @@ static void ddc_shape_walk(const opal_datatype_direct_layout_t *l, uint32_t i, u
     while (i < end) {
         const struct ddc_node *n = &l->nodes[i];
         size_t sparse, pages;
+        unsigned c;
 
         if (DDC_LOOP == n->kind) {
             ddc_shape_walk(l, i + 1, i + 1 + n->items, mult * n->count, shape);
@@ -664,7 +665,9 @@ static void ddc_shape_walk(const opal_datatype_direct_layout_t *l, uint32_t i, u
         }
         shape->runs += mult;
         shape->blocks += mult * n->count;
-        shape->blocks_by_class[ddc_shape_class(n->blen)] += mult * n->count;
+        c = ddc_shape_class(n->blen);
+        shape->blocks_by_class[c] += mult * n->count;
+        shape->bytes_by_class[c] += mult * n->count * n->blen;
         sparse = ddc_shape_sparse_lines(n);
         shape->sparse_lines += mult * sparse;
         if (DDC_INDEX == n->kind) {

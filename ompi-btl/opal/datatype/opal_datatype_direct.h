@@ -83,8 +83,9 @@ OPAL_DECLSPEC size_t opal_datatype_direct_layout_size(const opal_datatype_direct
 OPAL_DECLSPEC uint64_t opal_datatype_direct_layout_serial(const opal_datatype_direct_layout_t *layout);
 
 /** Block-size classes of a layout's shape: blocks of at most 8, 32, 128,
- *  512, 4096 bytes, and larger. */
-#define OPAL_DATATYPE_DIRECT_CLASSES 6
+ *  512, 2048, 4096 bytes, and larger (glibc's memcpy changes from vector
+ *  moves to `rep movsb` at 2113 bytes on CPUs with FSRM). */
+#define OPAL_DATATYPE_DIRECT_CLASSES 7
 
 /** What a copy of a layout walks, for cost models. */
 typedef struct opal_datatype_direct_shape_t {
@@ -104,6 +105,7 @@ typedef struct opal_datatype_direct_shape_t {
                               pages, a strided run's span in pages (at most one
                               per block); runs that share pages count them twice */
     size_t blocks_by_class[OPAL_DATATYPE_DIRECT_CLASSES];
+    size_t bytes_by_class[OPAL_DATATYPE_DIRECT_CLASSES]; /**< their bytes */
 } opal_datatype_direct_shape_t;
 
 /** The shape of a layout: O(nodes), and O(blocks) of its index lists (a
