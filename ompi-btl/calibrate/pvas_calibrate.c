@@ -31,13 +31,18 @@
  *                        sparse_lines index_blocks index_shared_lines
  *                        index_pages sparse_pages, the blocks of each
  *                        class and their bytes
- *   pvas_calibrate --small      (two ranks)
- *       sm KIND BYTES NS  median one-way time of a small message of BYTES
+ *   pvas_calibrate --small [--fbox LIST [--passes N]]   (two ranks)
+ *       sm CUT KIND BYTES NS
+ *                        median one-way time of a small message of BYTES
  *                        bytes: KIND contig, or vector of 40-byte blocks
  *                        80 bytes apart (below 2 KiB with the PML header:
  *                        what btl/pvas may send through a fast box), each
  *                        rank writing its send buffer before it sends and
- *                        receiving into another buffer
+ *                        receiving into another buffer; CUT the fast-box
+ *                        cut-off in force (btl_pvas_fbox_max_send and
+ *                        _inplace, set through MPI_T to each of LIST in
+ *                        turn, N passes, the order rotating per pass; 0:
+ *                        as configured, without --fbox)
  *   pvas_calibrate --packed     (two ranks)
  *       pk KIND BLEN COUNT STRIDE NS SHAPE...
  *                        as pp, for packed messages of 1-4 KiB that fit an
@@ -580,34 +585,96 @@ static void pingpong(void)
  * through and the next smaller one does not.  Exchanged as a halo is:
  * each rank writes its send buffer and receives into another.  Sent back
  * from the buffer it was received into, a message copied in place finds
- * its lines last read by the other core, which a ghost region does not. */
-static void small(void)
+ * its lines last read by the other core, which a ghost region does not.
+ * cut: the cut-off in force, printed (0: as configured). */
+static void small_messages(unsigned char *sbuf, unsigned char *rbuf, double *t, int rank,
+			   unsigned int cut)
 {
 	static const int sizes[] = {448, 960, 1984};
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (int vec = 0; vec < 2; vec++) {
+			MPI_Datatype type = vec ? vector_type(40, sizes[s] / 40, 80)
+						: vector_type(sizes[s], 1, sizes[s]);
+			size_t write = (size_t)(vec ? 2 * sizes[s] : sizes[s]);
+			int bytes;
+			/* 2 x 200 warm-up round trips: btl/pvas makes a fast box
+			 * after its first few messages to a peer */
+			double ns = pingpong_ns(sbuf, rbuf, write, type, rank, 2, 200, t);
+
+			MPI_Type_size(type, &bytes);
+			if (rank == 0)
+				printf("sm %u %s %d %.1f\n", cut, vec ? "vector" : "contig", bytes,
+				       ns);
+			MPI_Type_free(&type);
+		}
+	}
+}
+
+/* An unsigned MPI_T control variable of this process, by name. */
+static MPI_T_cvar_handle uint_cvar(const char *name)
+{
+	MPI_T_cvar_handle handle;
+	MPI_T_enum enumtype;
+	MPI_Datatype type;
+	int index, count, len = 0, dlen = 0, verbosity, bind, scope;
+	int rc = MPI_T_cvar_get_index(name, &index);
+
+	if (MPI_SUCCESS != rc) {
+		fprintf(stderr, "pvas_calibrate: MPI_T_cvar_get_index(%s): no such variable (%d)\n",
+			name, rc);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	rc = MPI_T_cvar_get_info(index, NULL, &len, &verbosity, &type, &enumtype, NULL, &dlen,
+				 &bind, &scope);
+	if (MPI_SUCCESS != rc || MPI_UNSIGNED != type || MPI_T_BIND_NO_OBJECT != bind)
+		die("MPI_T_cvar_get_info of an unsigned variable bound to no object", rc);
+	rc = MPI_T_cvar_handle_alloc(index, NULL, &handle, &count);
+	if (MPI_SUCCESS != rc || 1 != count)
+		die("MPI_T_cvar_handle_alloc", rc);
+	return handle;
+}
+
+/* --small: the small messages as configured (ncut 0), or in one launch
+ * under each fast-box cut-off of cut, set through MPI_T (btl/pvas reads
+ * btl_pvas_fbox_max_send and _inplace at every send), passes times, the
+ * order rotating per pass: the launches of a machine differ more than the
+ * passes of one do. */
+static void small(const unsigned int *cut, int ncut, int passes)
+{
 	unsigned char *sbuf = malloc(2 * 2048), *rbuf = malloc(2 * 2048);
 	double *t = malloc(sizeof(double) * (size_t)reps);
-	int rank = two_ranks("--small");
+	int rank = two_ranks("--small"), provided, rc;
+	MPI_T_cvar_handle send_max, inplace_max;
 
 	if (!sbuf || !rbuf || !t)
 		die("malloc", 0);
 	memset(sbuf, rank + 1, 2 * 2048);
 	memset(rbuf, rank + 1, 2 * 2048);
-	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-		for (int vec = 0; vec < 2; vec++) {
-			MPI_Datatype type = vec ? vector_type(40, sizes[s] / 40, 80)
-						: vector_type(sizes[s], 1, sizes[s]);
-			int bytes;
-			/* 2 x 200 warm-up round trips: btl/pvas makes a fast box
-			 * after its first few messages to a peer */
-			double ns = pingpong_ns(sbuf, rbuf, (size_t)(vec ? 2 * sizes[s] : sizes[s]), type,
-						rank, 2, 200, t);
+	if (ncut == 0) {
+		small_messages(sbuf, rbuf, t, rank, 0);
+		goto out;
+	}
+	if (MPI_SUCCESS != (rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided)))
+		die("MPI_T_init_thread", rc);
+	send_max = uint_cvar("btl_pvas_fbox_max_send");
+	inplace_max = uint_cvar("btl_pvas_fbox_max_inplace");
+	for (int pass = 0; pass < passes; pass++) {
+		for (int c = 0; c < ncut; c++) {
+			unsigned int n = cut[(pass + c) % ncut];
 
-			MPI_Type_size(type, &bytes);
-			if (rank == 0)
-				printf("sm %s %d %.1f\n", vec ? "vector" : "contig", bytes, ns);
-			MPI_Type_free(&type);
+			if (MPI_SUCCESS != (rc = MPI_T_cvar_write(send_max, &n)))
+				die("MPI_T_cvar_write(btl_pvas_fbox_max_send)", rc);
+			if (MPI_SUCCESS != (rc = MPI_T_cvar_write(inplace_max, &n)))
+				die("MPI_T_cvar_write(btl_pvas_fbox_max_inplace)", rc);
+			MPI_Barrier(MPI_COMM_WORLD);
+			small_messages(sbuf, rbuf, t, rank, n);
 		}
 	}
+	MPI_T_cvar_handle_free(&send_max);
+	MPI_T_cvar_handle_free(&inplace_max);
+	MPI_T_finalize();
+out:
 	free(sbuf);
 	free(rbuf);
 	free(t);
@@ -625,9 +692,32 @@ static void packed(void)
 	time_shapes("--packed", "pk", shapes, sizeof(shapes) / sizeof(shapes[0]), 2, 200);
 }
 
+#define USAGE                                                                                      \
+	"usage: pvas_calibrate --local | --pingpong | --small [--fbox LIST [--passes N]] | "       \
+	"--packed [--reps N]\n"
+#define MAX_CUTS 16
+
+/* --fbox LIST: comma-separated cut-offs, each 1 or more. */
+static int cut_list(const char *list, unsigned int *cut)
+{
+	int n = 0;
+
+	for (const char *p = list; *p;) {
+		char *end;
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p || v < 1 || v > 65536 || n == MAX_CUTS || (*end && *end != ','))
+			return -1;
+		cut[n++] = (unsigned int)v;
+		p = *end ? end + 1 : end;
+	}
+	return n;
+}
+
 int main(int argc, char **argv)
 {
-	int mode = 0;
+	unsigned int cut[MAX_CUTS];
+	int mode = 0, ncut = 0, passes = 1;
 
 	MPI_Init(&argc, &argv);
 	for (int i = 1; i < argc; i++) {
@@ -641,8 +731,14 @@ int main(int argc, char **argv)
 			mode = 4;
 		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
 			reps = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--fbox") && i + 1 < argc &&
+			   (ncut = cut_list(argv[++i], cut)) > 0) {
+			continue;
+		} else if (!strcmp(argv[i], "--passes") && i + 1 < argc &&
+			   (passes = atoi(argv[++i])) > 0) {
+			continue;
 		} else {
-			fprintf(stderr, "usage: pvas_calibrate --local | --pingpong | --small | --packed [--reps N]\n");
+			fprintf(stderr, USAGE);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
@@ -653,11 +749,11 @@ int main(int argc, char **argv)
 	else if (mode == 2)
 		pingpong();
 	else if (mode == 3)
-		small();
+		small(cut, ncut, passes);
 	else if (mode == 4)
 		packed();
 	else
-		fprintf(stderr, "usage: pvas_calibrate --local | --pingpong | --small | --packed [--reps N]\n");
+		fprintf(stderr, USAGE);
 	MPI_Finalize();
 	return mode ? 0 : 2;
 }
