@@ -635,27 +635,17 @@ static MPI_T_cvar_handle uint_cvar(const char *name)
 	return handle;
 }
 
-/* --small: the small messages as configured (ncut 0), or in one launch
- * under each fast-box cut-off of cut, set through MPI_T (btl/pvas reads
- * btl_pvas_fbox_max_send and _inplace at every send), passes times, the
- * order rotating per pass: the launches of a machine differ more than the
- * passes of one do. */
-static void small(const unsigned int *cut, int ncut, int passes)
+/* The small messages in one launch under each fast-box cut-off of cut,
+ * set through MPI_T (btl/pvas reads btl_pvas_fbox_max_send and _inplace
+ * at every send), passes times, the order rotating per pass: the launches
+ * of a machine differ more than the passes of one do. */
+static void small_cutoffs(unsigned char *sbuf, unsigned char *rbuf, double *t, int rank,
+			  const unsigned int *cut, int ncut, int passes)
 {
-	unsigned char *sbuf = malloc(2 * 2048), *rbuf = malloc(2 * 2048);
-	double *t = malloc(sizeof(double) * (size_t)reps);
-	int rank = two_ranks("--small"), provided, rc;
 	MPI_T_cvar_handle send_max, inplace_max;
+	int provided, rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
 
-	if (!sbuf || !rbuf || !t)
-		die("malloc", 0);
-	memset(sbuf, rank + 1, 2 * 2048);
-	memset(rbuf, rank + 1, 2 * 2048);
-	if (ncut == 0) {
-		small_messages(sbuf, rbuf, t, rank, 0);
-		goto out;
-	}
-	if (MPI_SUCCESS != (rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided)))
+	if (MPI_SUCCESS != rc)
 		die("MPI_T_init_thread", rc);
 	send_max = uint_cvar("btl_pvas_fbox_max_send");
 	inplace_max = uint_cvar("btl_pvas_fbox_max_inplace");
@@ -674,7 +664,24 @@ static void small(const unsigned int *cut, int ncut, int passes)
 	MPI_T_cvar_handle_free(&send_max);
 	MPI_T_cvar_handle_free(&inplace_max);
 	MPI_T_finalize();
-out:
+}
+
+/* --small: the small messages as configured (ncut 0), or under each
+ * cut-off of cut in turn. */
+static void small(const unsigned int *cut, int ncut, int passes)
+{
+	unsigned char *sbuf = malloc(2 * 2048), *rbuf = malloc(2 * 2048);
+	double *t = malloc(sizeof(double) * (size_t)reps);
+	int rank = two_ranks("--small");
+
+	if (!sbuf || !rbuf || !t)
+		die("malloc", 0);
+	memset(sbuf, rank + 1, 2 * 2048);
+	memset(rbuf, rank + 1, 2 * 2048);
+	if (ncut == 0)
+		small_messages(sbuf, rbuf, t, rank, 0);
+	else
+		small_cutoffs(sbuf, rbuf, t, rank, cut, ncut, passes);
 	free(sbuf);
 	free(rbuf);
 	free(t);
@@ -692,10 +699,19 @@ static void packed(void)
 	time_shapes("--packed", "pk", shapes, sizeof(shapes) / sizeof(shapes[0]), 2, 200);
 }
 
-#define USAGE                                                                                      \
-	"usage: pvas_calibrate --local | --pingpong | --small [--fbox LIST [--passes N]] | "       \
-	"--packed [--reps N]\n"
 #define MAX_CUTS 16
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: pvas_calibrate --local | --pingpong | --small [--fbox LIST "
+			"[--passes N]] | --packed [--reps N]\n");
+}
+
+static void bad_arguments(void)
+{
+	usage();
+	MPI_Abort(MPI_COMM_WORLD, 2);
+}
 
 /* --fbox LIST: comma-separated cut-offs, each 1 or more. */
 static int cut_list(const char *list, unsigned int *cut)
@@ -731,15 +747,14 @@ int main(int argc, char **argv)
 			mode = 4;
 		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
 			reps = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--fbox") && i + 1 < argc &&
-			   (ncut = cut_list(argv[++i], cut)) > 0) {
-			continue;
-		} else if (!strcmp(argv[i], "--passes") && i + 1 < argc &&
-			   (passes = atoi(argv[++i])) > 0) {
-			continue;
+		} else if (!strcmp(argv[i], "--fbox") && i + 1 < argc) {
+			if ((ncut = cut_list(argv[++i], cut)) <= 0)
+				bad_arguments();
+		} else if (!strcmp(argv[i], "--passes") && i + 1 < argc) {
+			if ((passes = atoi(argv[++i])) <= 0)
+				bad_arguments();
 		} else {
-			fprintf(stderr, USAGE);
-			MPI_Abort(MPI_COMM_WORLD, 2);
+			bad_arguments();
 		}
 	}
 	if (reps < 3)
@@ -753,7 +768,7 @@ int main(int argc, char **argv)
 	else if (mode == 4)
 		packed();
 	else
-		fprintf(stderr, USAGE);
+		usage();
 	MPI_Finalize();
 	return mode ? 0 : 2;
 }
