@@ -9,7 +9,8 @@
 MPI_TEST_PREFIX = $(OMPI_PREFIX)
 MPI_TEST_BIN := $(BUILD)/tests/mpi/bin
 MPI_TEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Iinclude
-MPI_TEST_C := p2p concurrency coll membership crash hang progress wrapped model_follow
+MPI_TEST_C := p2p concurrency coll membership crash hang progress wrapped model_follow \
+	model_eager
 MPI_TESTS := $(addprefix $(MPI_TEST_BIN)/,$(MPI_TEST_C) fortran queue_test fbox_test)
 
 ALL_TARGETS += $(MPI_TESTS)
@@ -17,6 +18,7 @@ TEST_SUITES += tests/mpi/run.sh
 TEST_SUITES += tests/mpi/ddt-fuzz.sh
 TEST_SUITES += tests/mpi/progress.sh
 TEST_SUITES += tests/mpi/model-follow.sh
+TEST_SUITES += tests/mpi/model-eager.sh
 TEST_SUITES += tests/mpi/wrapper.sh
 
 .PHONY: mpi-tests

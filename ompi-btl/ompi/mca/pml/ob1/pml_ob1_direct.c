@@ -138,7 +138,7 @@ struct direct_cached {
     ompi_datatype_t *dt;
     size_t count;
     opal_datatype_direct_layout_t *layout;
-    int send; /* the model's MCA_PML_OB1_DIRECT_SEND_* for this layout: -1 not asked yet */
+    mca_pml_ob1_direct_send_model_t send; /* the model's predictions for its sends */
     uint64_t shape_key; /* the model's key of its shape: 0 not computed yet */
 };
 
@@ -272,7 +272,7 @@ static struct direct_cached *direct_cache_put(ompi_datatype_t *dt, size_t count,
     c->dt = dt;
     c->count = count;
     c->layout = layout;
-    c->send = -1;
+    c->send.sig = 0;
     c->shape_key = 0;
     c->prev = NULL;
     OPAL_THREAD_LOCK(&direct.lock);
@@ -733,21 +733,6 @@ static uint64_t direct_name_key(const opal_process_name_t *name)
     return ((uint64_t) name->jobid << 32) | name->vpid;
 }
 
-/* The model's MCA_PML_OB1_DIRECT_SEND_* for a message of a layout that
- * fits an eager fragment, kept with the datatype's cached layout (asked
- * once per datatype and count). */
-static int direct_send_how(const opal_datatype_direct_layout_t *layout,
-                           struct direct_cached *cached)
-{
-    if (NULL == cached) {
-        return mca_pml_ob1_direct_model_send(layout);
-    }
-    if (cached->send < 0) {
-        cached->send = mca_pml_ob1_direct_model_send(layout);
-    }
-    return cached->send;
-}
-
 /* The fragment of an eager message the engine packed came back (the
  * request completed when it left: the data was in the fragment). */
 static void direct_eager_returned(struct mca_btl_base_module_t *btl,
@@ -871,11 +856,21 @@ static bool direct_engine_unpack(mca_pml_ob1_recv_request_t *recvreq,
 }
 
 void mca_pml_ob1_direct_unpack(mca_pml_ob1_recv_request_t *recvreq,
-                               const mca_btl_base_module_t *btl, struct iovec *iov,
+                               const mca_btl_base_module_t *btl,
+                               const mca_pml_ob1_match_hdr_t *hdr, struct iovec *iov,
                                uint32_t iov_count, size_t *bytes)
 {
     if (!direct_engine_unpack(recvreq, btl, iov, iov_count, *bytes)) {
         opal_convertor_unpack(&recvreq->req_recv.req_base.req_convertor, iov, &iov_count, bytes);
+    }
+    /* a sender times only what may take the direct rendezvous */
+    if (OPAL_UNLIKELY(mca_pml_ob1_direct_model_clocks_known()) &&
+        (btl->btl_flags & MCA_BTL_FLAGS_SHARED_ADDR_SPACE) &&
+        *bytes >= mca_pml_ob1_direct_params.min_size) {
+        const ompi_proc_t *proc = ompi_comm_peer_lookup(recvreq->req_recv.req_base.req_comm,
+                                                        hdr->hdr_src);
+        mca_pml_ob1_direct_model_eager_received(direct_name_key(&proc->super.proc_name),
+                                                hdr->hdr_ctx, hdr->hdr_seq);
     }
 }
 
@@ -899,8 +894,9 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     mca_pml_ob1_direct_desc_t *desc;
     struct direct_cached *cached;
     uint64_t length = base->req_bytes_packed, chunk, shape_key = 0, *key, peer_key = 0, start = 0;
-    const opal_process_name_t *peer;
-    int rc, order, hint = -1, how;
+    const opal_process_name_t *peer = &base->req_base.req_proc->super.proc_name;
+    mca_pml_ob1_direct_send_choice_t choice = {.start_ns = 0};
+    int rc, order, hint = -1, how = MCA_PML_OB1_DIRECT_SEND_RNDV;
     bool eager, eager_fits, engine_ok, timed = false;
 
     if (!direct.initialized || NULL == bml_btl->btl->btl_sendi ||
@@ -926,24 +922,33 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     engine_ok = mca_pml_ob1_direct_params.eager_engine &&
                 (MCA_PML_BASE_SEND_STANDARD == base->req_send_mode ||
                  MCA_PML_BASE_SEND_READY == base->req_send_mode);
-    how = eager_fits ? direct_send_how(layout, cached) : MCA_PML_OB1_DIRECT_SEND_RNDV;
+    peer_key = direct_name_key(peer);
+    if (eager_fits) {
+        how = mca_pml_ob1_direct_model_send(peer_key, layout, cached ? &cached->send : NULL,
+                                            engine_ok, &choice);
+    }
+    if (MCA_PML_OB1_DIRECT_SEND_RNDV != how && 0 != choice.start_ns &&
+        !mca_pml_ob1_direct_model_eager_arm(peer_key,
+                                            (uint16_t) base->req_base.req_comm->c_contextid,
+                                            (uint16_t) base->req_base.req_sequence, &choice)) {
+        choice.start_ns = 0; /* the peer cannot stamp it: not timed */
+    }
     if (MCA_PML_OB1_DIRECT_SEND_OWN == how) {
         /* ob1's own eager send, the convertor packing, is cheaper */
         opal_datatype_direct_layout_release(release);
         direct.own++;
         return OMPI_ERR_NOT_SUPPORTED;
     }
-    peer = &sendreq->req_send.req_base.req_proc->super.proc_name;
     key = cached ? &cached->shape_key : &shape_key;
     order = ompi_rte_compare_name_fields(OMPI_RTE_CMP_ALL, OMPI_PROC_MY_NAME, peer);
     eager = MCA_PML_OB1_DIRECT_SEND_EAGER == how;
     if (!eager && 0 > order) {
         /* this process leads the pair (direct_lower): the path it last took
          * from the peer into a layout of this shape, -1: none */
-        peer_key = direct_name_key(peer);
         hint = mca_pml_ob1_direct_model_hint(peer_key, layout, key, &timed);
         start = timed ? mca_pml_ob1_direct_model_now() : 0;
         eager = eager_fits && engine_ok && direct_eager_learned(hint, length);
+        choice.start_ns = eager ? 0 : choice.start_ns; /* not the rendezvous it timed */
     }
     if (eager) {
         /* an eager send (pack, one fragment, unpack) is cheaper */
@@ -974,6 +979,10 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
      * buffer that it wrote or read last, and those lines stay in its cache. */
     desc->sender_from_back = mca_pml_ob1_direct_params.chunk_affinity && 0 < order;
     desc->path_hint = hint;
+    desc->send_choice = choice;
+    desc->send_timed = 0 != choice.start_ns;
+    desc->clocks = mca_pml_ob1_direct_model_clocks(peer_key);
+    desc->recv_done_ns = 0;
     desc->send_start_ns = start;
     if (0 != start) { /* a leader's timed send */
         desc->send_peer = peer_key;
@@ -1071,6 +1080,10 @@ static bool direct_send_poll(mca_pml_ob1_direct_desc_t *desc)
         if (!desc->recv_done) {
             return false;
         }
+        if (desc->send_timed) {
+            opal_atomic_rmb(); /* the receiver's stamp before its flag */
+            mca_pml_ob1_direct_model_send_done(&desc->send_choice, desc->recv_done_ns, false);
+        }
         direct_desc_unref(desc); /* the receiver's reference */
     } /* DECLINED: its ACK gave the receiver's reference back (or the
        * header never left) */
@@ -1090,6 +1103,7 @@ void mca_pml_ob1_direct_send_declined(mca_pml_ob1_send_request_t *sendreq)
     sendreq->req_direct = NULL;
     opal_datatype_direct_layout_release(desc->send_layout_release);
     desc->send_layout_release = NULL;
+    mca_pml_ob1_direct_model_send_done(&desc->send_choice, 0, true);
     direct.sent--;
     direct.bytes_total -= desc->length;
     direct.fallback++;
@@ -1121,6 +1135,9 @@ static bool direct_recv_try_finish(mca_pml_ob1_recv_request_t *recvreq)
         return false;
     }
     recvreq->req_direct = NULL;
+    if (desc->send_timed) {
+        desc->recv_done_ns = mca_pml_ob1_direct_model_now(); /* the sender's sample */
+    }
     opal_atomic_mb(); /* every access to the descriptor before the flag */
     desc->recv_done = 1;
     /* the descriptor may be gone from here on */
@@ -1142,6 +1159,9 @@ static void direct_recv_whole(mca_pml_ob1_recv_request_t *recvreq,
     desc->claims = (int64_t) ((uint64_t) 1 << 32);
     desc->copied = (int64_t) desc->length;
     recvreq->req_direct = NULL;
+    if (desc->send_timed) {
+        desc->recv_done_ns = mca_pml_ob1_direct_model_now(); /* the sender's sample */
+    }
     /* a release fence: the data, the claim, the count and every read of
      * the descriptor before the flags */
     opal_atomic_wmb();
@@ -1188,6 +1208,8 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
         mca_pml_ob1_direct_peer_t peer = {.name = direct_name_key(&proc->super.proc_name),
                                           .lead = direct_lower(&proc->super.proc_name),
                                           .hint = desc->path_hint};
+
+        mca_pml_ob1_direct_model_peer_clocks(peer.name, desc->clocks);
 
         path = mca_pml_ob1_direct_model_choose(send_layout, layout, btl->btl_max_send_size,
                                                0 != desc->stage_nchunks, &peer,

@@ -121,6 +121,16 @@
  * a path's cost is its receive cost plus its send cost once every measured
  * path has both: the window at the receiver does not see what a path does
  * to the other way of the exchange.
+ *
+ * Every sender corrects its own choice for what fits an eager fragment
+ * (the rendezvous, the engine's eager send, ob1's own) with the same
+ * rules, in records of the same table keyed by the send layout's
+ * predictions (model_send_predict).  A send costs its time from its start
+ * to the receiver's completion: a rendezvous's receiver writes that time
+ * into the descriptor; an eager send's receiver writes it into the
+ * sender's clock for it (model_clock), armed with the message's context
+ * and sequence number, which it finds through the descriptor of an
+ * earlier rendezvous (a sender's first timed send to a peer is one).
  */
 
 #include "ompi_config.h"
@@ -160,8 +170,13 @@
 #define MODEL_MARGIN 0.03        /* the other path must be this much faster */
 #define MODEL_RECHECK_MAX 4096u  /* longest interval between re-checks */
 #define MODEL_MEASURE_EVERY 8u   /* a settled pair measures one message in this many */
+#define MODEL_LOST_MAX 16u       /* timed messages of a path with no sample before it is left */
+#define MODEL_CLOCKS 64          /* timed eager sends' stamps, one per peer (direct-mapped) */
+#define MODEL_CLOCK_WAIT 64u     /* sends to a peer before a stamp that never came is given up */
+#define MODEL_SEND_SIG 0x73656e64u /* mixed into a sender's record key ("send") */
 
 static const char *const path_name[MCA_PML_OB1_DIRECT_PATHS] = {"direct", "cico", "staged"};
+static const char *const send_name[MCA_PML_OB1_DIRECT_SENDS] = {"rndv", "eager", "own"};
 
 /* ---- parameters ------------------------------------------------------------ */
 
@@ -415,6 +430,7 @@ struct mca_pml_ob1_direct_pair_t {
     uint64_t msgs;                                          /* messages it chose a path for */
     uint64_t first[MCA_PML_OB1_DIRECT_PATHS];               /* msgs at a path's first sample */
     uint64_t last[MCA_PML_OB1_DIRECT_PATHS];                /* and at its latest one */
+    unsigned lost[MCA_PML_OB1_DIRECT_PATHS];                /* timed messages with no sample */
     double sample[MCA_PML_OB1_DIRECT_PATHS][MODEL_RING]; /* the last ones, a ring */
 };
 
@@ -455,6 +471,30 @@ struct model_lead {
     double unpack;   /* predicted unpack of an eager send at the peer, < 0: not yet */
 };
 
+/* A timed eager send to one peer, in the sender's memory: the receiver
+ * stamps the end of its unpack.  The sender writes it when it times a
+ * send to that peer, the receiver when it unpacks that message. */
+struct model_clock {
+    volatile uint64_t peer;    /* the receiver the armed send goes to */
+    volatile uint64_t done_ns; /* the receiver's stamp, 0: none yet */
+    volatile int32_t armed;    /* (ctx << 16 | seq) + 1 of the timed message, 0: none */
+} __opal_attribute_aligned__(64);
+
+/* The sender's own side of a clock: which peer, and the send it times. */
+struct model_clock_own {
+    uint64_t peer;     /* 0: free */
+    bool attached;     /* a direct rendezvous told the peer where the clocks are */
+    bool pending;      /* a timed send waits for its stamp */
+    unsigned waited;   /* sends to peer since */
+    mca_pml_ob1_direct_send_choice_t choice;
+};
+
+/* A sender's clocks, as a receiver knows them. */
+struct model_peer_clocks {
+    uint64_t peer;
+    struct model_clock *clocks;
+};
+
 static struct {
     opal_mutex_t lock;
     struct mca_pml_ob1_direct_pair_t pairs[MODEL_PAIRS];
@@ -467,6 +507,15 @@ static struct {
     double sent[MCA_PML_OB1_DIRECT_PATHS];    /* and their times (model_sent) */
     uint64_t switches;
     uint64_t samples; /* samples kept so far, of receives and of a leader's sends */
+    /* a sender's choices for what fits an eager fragment (statistics) */
+    uint64_t send_count[MCA_PML_OB1_DIRECT_SENDS], send_chosen[MCA_PML_OB1_DIRECT_SENDS];
+    uint64_t send_timed[MCA_PML_OB1_DIRECT_SENDS], send_lost[MCA_PML_OB1_DIRECT_SENDS];
+    double send_predicted[MCA_PML_OB1_DIRECT_SENDS], send_measured[MCA_PML_OB1_DIRECT_SENDS];
+    uint64_t self; /* this process's name as a peer key */
+    struct model_clock clocks[MODEL_CLOCKS];
+    struct model_clock_own clock_own[MODEL_CLOCKS];
+    struct model_peer_clocks peer_clocks[MODEL_CLOCKS];
+    volatile int32_t peers_known; /* entries of peer_clocks in use */
 } state;
 
 void mca_pml_ob1_direct_model_init(void)
@@ -488,6 +537,17 @@ void mca_pml_ob1_direct_model_init(void)
     memset(state.sends, 0, sizeof(state.sends));
     memset(state.sent, 0, sizeof(state.sent));
     state.switches = 0;
+    memset(state.send_count, 0, sizeof(state.send_count));
+    memset(state.send_chosen, 0, sizeof(state.send_chosen));
+    memset(state.send_timed, 0, sizeof(state.send_timed));
+    memset(state.send_lost, 0, sizeof(state.send_lost));
+    memset(state.send_predicted, 0, sizeof(state.send_predicted));
+    memset(state.send_measured, 0, sizeof(state.send_measured));
+    memset(state.clocks, 0, sizeof(state.clocks));
+    memset(state.clock_own, 0, sizeof(state.clock_own));
+    memset(state.peer_clocks, 0, sizeof(state.peer_clocks));
+    state.peers_known = 0;
+    state.self = ((uint64_t) OMPI_PROC_MY_NAME->jobid << 32) | OMPI_PROC_MY_NAME->vpid;
     OBJ_CONSTRUCT(&state.lock, opal_mutex_t);
 }
 
@@ -509,6 +569,17 @@ void mca_pml_ob1_direct_model_fini(bool print, unsigned rank)
                 "[pml_ob1 direct model] rank %u: leader's sends on %s: %" PRIu64
                 " timed, %.3f us (mean)\n",
                 rank, path_name[p], state.sends[p], state.sent[p] / n / 1000.0);
+    }
+    for (int h = 0; print && h < MCA_PML_OB1_DIRECT_SENDS; h++) {
+        double n = state.send_count[h] ? (double) state.send_count[h] : 1.0;
+        double m = state.send_timed[h] ? (double) state.send_timed[h] : 1.0;
+        fprintf(stderr,
+                "[pml_ob1 direct model] rank %u: send %s count %" PRIu64
+                " predicted %.3f us measured %.3f us (means; %" PRIu64 " timed, %" PRIu64
+                " lost; %" PRIu64 " chosen by the model)\n",
+                rank, send_name[h], state.send_count[h], state.send_predicted[h] / n / 1000.0,
+                state.send_measured[h] / m / 1000.0, state.send_timed[h], state.send_lost[h],
+                state.send_chosen[h]);
     }
     if (print) {
         fprintf(stderr, "[pml_ob1 direct model] rank %u: switches %" PRIu64 "\n", rank,
@@ -887,7 +958,7 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
      * slower. */
     for (int q = 0; q < MCA_PML_OB1_DIRECT_PATHS; q++) {
         if (q != path && HUGE_VAL != ns[q] && p->n[q] < MODEL_SAMPLES &&
-            !model_far_behind(p, q, least) &&
+            p->lost[q] < MODEL_LOST_MAX && !model_far_behind(p, q, least) &&
             (0 == model.explore || lo[q] < model.explore * ns[path] || lo[q] < least) &&
             (explore < 0 || lo[q] < lo[explore])) {
             explore = q;
@@ -1193,35 +1264,283 @@ void mca_pml_ob1_direct_model_done(mca_pml_ob1_direct_choice_t *choice)
     choice->pair = NULL;
 }
 
-int mca_pml_ob1_direct_model_send(const opal_datatype_direct_layout_t *sl)
+/* ---- a sender's eager or rendezvous -------------------------------------- */
+
+/* The model's predictions for the sends of layout sl that fit an eager
+ * fragment, into m: the rendezvous (its cheaper path, and the direct
+ * path's optimistic bound), an eager send the engine packs, ob1's own.
+ * The model's choice is an eager send only when the direct path loses
+ * even if no cache line crosses between the cores. */
+static void model_send_predict(const opal_datatype_direct_layout_t *sl,
+                               mca_pml_ob1_direct_send_model_t *m)
 {
     opal_datatype_direct_shape_t s;
-    double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS], crossing, eager, own, rndv;
+    double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS], crossing;
+    const int d = MCA_PML_OB1_DIRECT_PATH_DIRECT, st = MCA_PML_OB1_DIRECT_PATH_STAGED;
+    const int rndv = MCA_PML_OB1_DIRECT_SEND_RNDV, eager = MCA_PML_OB1_DIRECT_SEND_EAGER,
+              own = MCA_PML_OB1_DIRECT_SEND_OWN;
 
-    if (MODEL_MODE_EAGER == model.mode) {
-        return MCA_PML_OB1_DIRECT_SEND_EAGER;
-    }
-    if (MODEL_MODE_OWN == model.mode) {
-        return MCA_PML_OB1_DIRECT_SEND_OWN;
-    }
-    if (MODEL_MODE_MODEL != model.mode) {
-        return MCA_PML_OB1_DIRECT_SEND_RNDV;
-    }
     opal_datatype_direct_layout_shape(sl, &s);
     model_predict_shapes(&s, &s, SIZE_MAX, ns, lo);
     crossing = (double) s.bytes * (model.cross + model.eager_byte);
-    eager = model.o_eager + 2 * model_eager_side(&s) + crossing;
-    own = model.o_own > 0 ? model.o_own + model_pack(&s) + model_fragment_side(&s)
-                                + model_eager_side(&s) + crossing
-                          : HUGE_VAL;
-    /* nothing corrects an eager send later (the receiver learns only among
-     * the rendezvous paths): eager only when the direct path loses even if
-     * no cache line crosses between the cores */
-    rndv = lo[MCA_PML_OB1_DIRECT_PATH_DIRECT] < ns[MCA_PML_OB1_DIRECT_PATH_STAGED]
-               ? lo[MCA_PML_OB1_DIRECT_PATH_DIRECT]
-               : ns[MCA_PML_OB1_DIRECT_PATH_STAGED];
-    if (own < rndv && own <= eager) {
-        return MCA_PML_OB1_DIRECT_SEND_OWN;
+    m->ns[rndv] = ns[d] < ns[st] ? ns[d] : ns[st];
+    m->lo[rndv] = lo[d] < ns[st] ? lo[d] : ns[st];
+    m->ns[eager] = m->lo[eager] = model.o_eager + 2 * model_eager_side(&s) + crossing;
+    m->ns[own] = m->lo[own] = model.o_own > 0 ? model.o_own + model_pack(&s)
+                                                    + model_fragment_side(&s)
+                                                    + model_eager_side(&s) + crossing
+                                              : HUGE_VAL;
+    m->how = rndv;
+    if (m->ns[own] < m->lo[rndv] && m->ns[own] <= m->ns[eager]) {
+        m->how = own;
+    } else if (m->ns[eager] < m->lo[rndv]) {
+        m->how = eager;
     }
-    return eager < rndv ? MCA_PML_OB1_DIRECT_SEND_EAGER : MCA_PML_OB1_DIRECT_SEND_RNDV;
+    m->sig = model_fnv(model_signature(s.bytes, m->ns, m->lo), MODEL_SEND_SIG);
+    m->sig = m->sig ? m->sig : 1;
+    m->countdown = false;
+}
+
+/* A timed send's sample (see mca_pml_ob1_direct_model_send_done), under
+ * state.lock.  A declined rendezvous went copy-in/copy-out, which costs
+ * what an eager send costs plus a handshake: it counts as slower than any. */
+static void model_send_sample(const mca_pml_ob1_direct_send_choice_t *choice, uint64_t end_ns,
+                              bool declined)
+{
+    struct mca_pml_ob1_direct_pair_t *p = choice->pair;
+    int q = choice->how;
+    double t;
+
+    if (0 == choice->start_ns || q < 0 || q >= MCA_PML_OB1_DIRECT_SENDS) {
+        return;
+    }
+    if (!declined && (0 == end_ns || end_ns < choice->start_ns)) {
+        state.send_lost[q]++;
+        if (NULL != p && p->sig == choice->sig) {
+            p->lost[q] += p->lost[q] < UINT_MAX;
+        }
+        return;
+    }
+    if (declined) {
+        state.send_lost[q]++;
+        t = HUGE_VAL;
+    } else {
+        t = (double) (end_ns - choice->start_ns);
+        state.send_timed[q]++;
+        state.send_measured[q] += t;
+    }
+    if (NULL != p && p->sig == choice->sig && (declined || state.send_timed[q] > MODEL_WARMUP)) {
+        p->first[q] = 0 == p->n[q] ? p->msgs : p->first[q];
+        p->last[q] = p->msgs;
+        p->least[q] = model_ring_add(p->sample[q], &p->n[q], t);
+        state.samples++;
+    }
+}
+
+static inline unsigned model_clock_slot(uint64_t peer)
+{
+    return (unsigned) ((peer * 0x9e3779b97f4a7c15ull) >> 58) % MODEL_CLOCKS;
+}
+
+/* The sender's clock of peer, NULL when another peer holds its slot. */
+static struct model_clock_own *model_clock_own(uint64_t peer)
+{
+    struct model_clock_own *o = &state.clock_own[model_clock_slot(peer)];
+
+    if (0 == o->peer) {
+        o->peer = peer;
+    }
+    return o->peer == peer ? o : NULL;
+}
+
+/* Sender, under state.lock: the stamp of the timed eager send to peer,
+ * when it came in, or giving up on it after MODEL_CLOCK_WAIT sends (the
+ * message was not unpacked on arrival: the receive was posted late). */
+static void model_clock_collect(uint64_t peer)
+{
+    struct model_clock_own *o = &state.clock_own[model_clock_slot(peer)];
+    struct model_clock *c = &state.clocks[model_clock_slot(peer)];
+    mca_pml_ob1_direct_send_choice_t choice;
+    int32_t armed;
+    uint64_t done;
+
+    if (!o->pending || o->peer != peer) {
+        return;
+    }
+    armed = c->armed;
+    if (0 != armed && ++o->waited < MODEL_CLOCK_WAIT) {
+        return;
+    }
+    if (0 != armed && !opal_atomic_compare_exchange_strong_32(&c->armed, &armed, 0)) {
+        armed = 0; /* stamped just now */
+    }
+    opal_atomic_rmb(); /* the stamp before the flag */
+    done = 0 == armed ? c->done_ns : 0;
+    o->pending = false;
+    choice = o->choice;
+    model_send_sample(&choice, done, false);
+}
+
+void *mca_pml_ob1_direct_model_clocks(uint64_t peer)
+{
+    struct model_clock_own *o;
+
+    OPAL_THREAD_LOCK(&state.lock);
+    o = model_clock_own(peer);
+    if (NULL != o) {
+        o->attached = true;
+    }
+    OPAL_THREAD_UNLOCK(&state.lock);
+    return state.clocks;
+}
+
+void mca_pml_ob1_direct_model_peer_clocks(uint64_t peer, void *clocks)
+{
+    struct model_peer_clocks *pc = &state.peer_clocks[model_clock_slot(peer)];
+
+    if (NULL == clocks || (pc->peer == peer && pc->clocks == clocks)) {
+        return;
+    }
+    if (0 == pc->peer) {
+        (void) OPAL_THREAD_ADD_FETCH32(&state.peers_known, 1);
+    }
+    pc->clocks = NULL; /* no stamp into the old sender's clocks from here on */
+    opal_atomic_wmb();
+    pc->peer = peer;
+    opal_atomic_wmb();
+    pc->clocks = (struct model_clock *) clocks;
+}
+
+bool mca_pml_ob1_direct_model_clocks_known(void)
+{
+    return 0 != state.peers_known;
+}
+
+void mca_pml_ob1_direct_model_eager_received(uint64_t peer, uint16_t ctx, uint16_t seq)
+{
+    const struct model_peer_clocks *pc = &state.peer_clocks[model_clock_slot(peer)];
+    int32_t key = (int32_t) (((uint32_t) ctx << 16 | seq) + 1);
+    uint64_t now = mca_pml_ob1_direct_model_now(); /* before the sender's line comes in */
+    struct model_clock *c, *clocks = pc->clocks;
+
+    if (pc->peer != peer || NULL == clocks) {
+        return;
+    }
+    c = &clocks[model_clock_slot(state.self)];
+    if (c->armed != key) {
+        return;
+    }
+    opal_atomic_rmb(); /* the receiver's name was written before the flag */
+    if (c->peer != state.self) {
+        return; /* armed for another receiver that shares the slot */
+    }
+    c->done_ns = now;
+    opal_atomic_wmb(); /* the stamp before the flag */
+    (void) opal_atomic_compare_exchange_strong_32(&c->armed, &key, 0);
+}
+
+bool mca_pml_ob1_direct_model_eager_arm(uint64_t peer, uint16_t ctx, uint16_t seq,
+                                        mca_pml_ob1_direct_send_choice_t *choice)
+{
+    struct model_clock_own *o;
+    struct model_clock *c = &state.clocks[model_clock_slot(peer)];
+    bool armed = false;
+
+    OPAL_THREAD_LOCK(&state.lock);
+    o = model_clock_own(peer);
+    if (NULL != o && o->attached && !o->pending) {
+        c->done_ns = 0;
+        c->peer = peer;
+        opal_atomic_wmb();
+        c->armed = (int32_t) (((uint32_t) ctx << 16 | seq) + 1);
+        o->pending = true;
+        o->waited = 0;
+        o->choice = *choice;
+        armed = true;
+    }
+    OPAL_THREAD_UNLOCK(&state.lock);
+    return armed;
+}
+
+int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layout_t *sl,
+                                  mca_pml_ob1_direct_send_model_t *m, bool learn,
+                                  mca_pml_ob1_direct_send_choice_t *choice)
+{
+    mca_pml_ob1_direct_send_model_t local = {.sig = 0};
+    struct mca_pml_ob1_direct_pair_t *p;
+    const struct model_clock_own *o;
+    bool timed = true, settled = false, countdown = false;
+    int how;
+
+    choice->pair = NULL;
+    choice->start_ns = 0;
+    choice->how = MCA_PML_OB1_DIRECT_SEND_RNDV;
+    if (MODEL_MODE_EAGER == model.mode) {
+        return choice->how = MCA_PML_OB1_DIRECT_SEND_EAGER;
+    }
+    if (MODEL_MODE_OWN == model.mode) {
+        return choice->how = MCA_PML_OB1_DIRECT_SEND_OWN;
+    }
+    if (MODEL_MODE_MODEL != model.mode) {
+        return choice->how;
+    }
+    m = NULL != m ? m : &local;
+    if (0 == m->sig) {
+        model_send_predict(sl, m);
+    }
+    if (!learn || !model.learn) {
+        choice->how = m->how;
+        if (mca_pml_ob1_direct_params.stats) {
+            OPAL_THREAD_LOCK(&state.lock);
+            state.send_count[m->how]++;
+            state.send_chosen[m->how]++;
+            state.send_predicted[m->how] += m->ns[m->how];
+            OPAL_THREAD_UNLOCK(&state.lock);
+        }
+        return m->how;
+    }
+    OPAL_THREAD_LOCK(&state.lock);
+    model_clock_collect(peer);
+    p = model_pair(m->sig);
+    if (p->best >= 0 && 0 != p->settled % MODEL_MEASURE_EVERY &&
+        !(m->countdown && p->until_check <= 1)) {
+        /* a settled record between its timed messages */
+        p->msgs++;
+        p->settled++;
+        p->until_check -= m->countdown;
+        how = p->best;
+        timed = false;
+    } else {
+        how = model_learned_path(p, m->how, m->ns, m->lo, NULL, &timed, &settled, &countdown);
+        m->countdown = countdown;
+        o = model_clock_own(peer);
+        if (timed && MCA_PML_OB1_DIRECT_SEND_RNDV != how && (NULL == o || !o->attached)) {
+            /* an eager send cannot be timed before the peer knows this
+             * process's clocks: a rendezvous first tells it */
+            how = MCA_PML_OB1_DIRECT_SEND_RNDV;
+        }
+    }
+    state.send_count[how]++;
+    state.send_chosen[how]++;
+    state.send_predicted[how] += m->ns[how];
+    OPAL_THREAD_UNLOCK(&state.lock);
+    if (timed) {
+        choice->pair = p;
+        choice->sig = m->sig;
+        choice->start_ns = mca_pml_ob1_direct_model_now();
+    }
+    return choice->how = how;
+}
+
+void mca_pml_ob1_direct_model_send_done(mca_pml_ob1_direct_send_choice_t *choice,
+                                        uint64_t end_ns, bool declined)
+{
+    if (0 == choice->start_ns) {
+        return;
+    }
+    OPAL_THREAD_LOCK(&state.lock);
+    model_send_sample(choice, end_ns, declined);
+    OPAL_THREAD_UNLOCK(&state.lock);
+    choice->start_ns = 0;
+    choice->pair = NULL;
 }

@@ -96,16 +96,71 @@ void mca_pml_ob1_direct_model_sent(uint64_t peer, uint64_t key, int path,
 enum {
     MCA_PML_OB1_DIRECT_SEND_RNDV = 0,  /**< the direct rendezvous (a path at match) */
     MCA_PML_OB1_DIRECT_SEND_EAGER = 1, /**< an eager send the engine packs */
-    MCA_PML_OB1_DIRECT_SEND_OWN = 2    /**< ob1's own eager send (the convertor packs) */
+    MCA_PML_OB1_DIRECT_SEND_OWN = 2,   /**< ob1's own eager send (the convertor packs) */
+    MCA_PML_OB1_DIRECT_SENDS = 3
 };
 
-/** Sender, for a message that fits an eager fragment: an eager send
- *  (pack, fragment, unpack), by the engine or by ob1's convertor, when it
- *  is predicted cheaper than the direct rendezvous even at the direct
- *  path's optimistic bound; else the rendezvous (MCA_PML_OB1_DIRECT_SEND_*).
- *  The receive layout is not known: the send layout stands for both.
- *  Always the rendezvous when a path is forced. */
-int mca_pml_ob1_direct_model_send(const opal_datatype_direct_layout_t *sl);
+/** What the model predicts for the sends of one layout that fits an eager
+ *  fragment, kept with the layout (mca_pml_ob1_direct_model_send fills it
+ *  on first use: sig 0). */
+typedef struct mca_pml_ob1_direct_send_model_t {
+    uint64_t sig;                              /**< the learning record's key, 0: not yet */
+    double ns[MCA_PML_OB1_DIRECT_SENDS];       /**< per MCA_PML_OB1_DIRECT_SEND_*, HUGE_VAL: none */
+    double lo[MCA_PML_OB1_DIRECT_SENDS];       /**< their optimistic bounds */
+    int how;                                   /**< the model's choice */
+    bool countdown;                            /**< a re-check is scheduled */
+} mca_pml_ob1_direct_send_model_t;
+
+/** A sender's choice for one message, kept until its time is known. */
+typedef struct mca_pml_ob1_direct_send_choice_t {
+    struct mca_pml_ob1_direct_pair_t *pair; /**< learning record, NULL: none */
+    uint64_t sig;                           /**< the pair's key when pair is set */
+    int how;                                /**< MCA_PML_OB1_DIRECT_SEND_* */
+    uint64_t start_ns;                      /**< when the send started; 0: not timed */
+} mca_pml_ob1_direct_send_choice_t;
+
+/** Sender, for a message of layout sl that fits an eager fragment: an
+ *  eager send (pack, fragment, unpack), by the engine or by ob1's
+ *  convertor, or the direct rendezvous (MCA_PML_OB1_DIRECT_SEND_*).  The
+ *  receive layout is not known: the send layout stands for both.  Always
+ *  the rendezvous when a path is forced.  With learn (an engine eager send
+ *  is possible and nothing forces a choice), the online correction picks
+ *  among the three what each cost from the send's start to the
+ *  receiver's completion; *choice then says whether to time this send
+ *  (start_ns) and is handed to mca_pml_ob1_direct_model_send_done.  m
+ *  caches the predictions (NULL: computed for this message alone). */
+int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layout_t *sl,
+                                  mca_pml_ob1_direct_send_model_t *m, bool learn,
+                                  mca_pml_ob1_direct_send_choice_t *choice);
+
+/** Sender, for a timed eager send (engine or ob1's own) of message (ctx,
+ *  seq) to peer, right before it leaves: asks the peer to stamp its
+ *  unpack's end.  False when the peer cannot (it does not know where yet,
+ *  or a timed eager send to it is still out): the send is then not timed. */
+bool mca_pml_ob1_direct_model_eager_arm(uint64_t peer, uint16_t ctx, uint16_t seq,
+                                        mca_pml_ob1_direct_send_choice_t *choice);
+
+/** Sender, at the end of a timed send (choice->start_ns != 0): end_ns is
+ *  the receiver's completion, 0 when unknown (no sample); declined: the
+ *  receiver answered a rendezvous with ob1's ACK (copy-in/copy-out, which
+ *  costs an eager send plus a handshake). */
+void mca_pml_ob1_direct_model_send_done(mca_pml_ob1_direct_send_choice_t *choice,
+                                        uint64_t end_ns, bool declined);
+
+/** Sender, for a direct rendezvous to peer: where this process keeps its
+ *  timed eager sends' stamps (the descriptor carries it to the receiver),
+ *  and from now on its eager sends to peer can be timed. */
+void *mca_pml_ob1_direct_model_clocks(uint64_t peer);
+
+/** Receiver, at a direct rendezvous from peer: the sender's stamps. */
+void mca_pml_ob1_direct_model_peer_clocks(uint64_t peer, void *clocks);
+
+/** Receiver: may a sender be timing its eager sends (a cheap gate)? */
+bool mca_pml_ob1_direct_model_clocks_known(void);
+
+/** Receiver, right after the unpack of eager message (ctx, seq) from
+ *  peer: stamps its end when the sender timed it. */
+void mca_pml_ob1_direct_model_eager_received(uint64_t peer, uint16_t ctx, uint16_t seq);
 
 /** Receiver, at completion of a message whose path was chosen and timed
  *  (choice->start_ns != 0): record its measured time (statistics and
