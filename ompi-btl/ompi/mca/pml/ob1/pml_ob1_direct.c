@@ -727,12 +727,6 @@ static bool direct_lower(const opal_process_name_t *peer)
     return 0 > ompi_rte_compare_name_fields(OMPI_RTE_CMP_ALL, OMPI_PROC_MY_NAME, peer);
 }
 
-/* A process name as the model's key of a peer. */
-static uint64_t direct_name_key(const opal_process_name_t *name)
-{
-    return ((uint64_t) name->jobid << 32) | name->vpid;
-}
-
 /* The fragment of an eager message the engine packed came back (the
  * request completed when it left: the data was in the fragment). */
 static void direct_eager_returned(struct mca_btl_base_module_t *btl,
@@ -869,8 +863,9 @@ void mca_pml_ob1_direct_unpack(mca_pml_ob1_recv_request_t *recvreq,
         *bytes >= mca_pml_ob1_direct_params.min_size) {
         const ompi_proc_t *proc = ompi_comm_peer_lookup(recvreq->req_recv.req_base.req_comm,
                                                         hdr->hdr_src);
-        mca_pml_ob1_direct_model_eager_received(direct_name_key(&proc->super.proc_name),
-                                                hdr->hdr_ctx, hdr->hdr_seq);
+        uint64_t key = mca_pml_ob1_direct_name_key(&proc->super.proc_name);
+
+        mca_pml_ob1_direct_model_eager_received(key, hdr->hdr_ctx, hdr->hdr_seq);
     }
 }
 
@@ -922,7 +917,7 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     engine_ok = mca_pml_ob1_direct_params.eager_engine &&
                 (MCA_PML_BASE_SEND_STANDARD == base->req_send_mode ||
                  MCA_PML_BASE_SEND_READY == base->req_send_mode);
-    peer_key = direct_name_key(peer);
+    peer_key = mca_pml_ob1_direct_name_key(peer);
     if (eager_fits) {
         how = mca_pml_ob1_direct_model_send(peer_key, layout, cached ? &cached->send : NULL,
                                             engine_ok, &choice);
@@ -1205,8 +1200,9 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
     if (opal_datatype_direct_layout_size(layout) == desc->length) {
         const ompi_proc_t *proc = ompi_comm_peer_lookup(base->req_base.req_comm,
                                                         hdr->hdr_match.hdr_src);
-        mca_pml_ob1_direct_peer_t peer = {.name = direct_name_key(&proc->super.proc_name),
-                                          .lead = direct_lower(&proc->super.proc_name),
+        const opal_process_name_t *name = &proc->super.proc_name;
+        mca_pml_ob1_direct_peer_t peer = {.name = mca_pml_ob1_direct_name_key(name),
+                                          .lead = direct_lower(name),
                                           .hint = desc->path_hint};
 
         mca_pml_ob1_direct_model_peer_clocks(peer.name, desc->clocks);

@@ -208,6 +208,12 @@ static inline bool mca_pml_ob1_direct_wanted(int send_mode, size_t size)
            size >= mca_pml_ob1_direct_params.min_size && MCA_PML_BASE_SEND_BUFFERED != send_mode;
 }
 
+/** A process name as the model's key of a peer. */
+static inline uint64_t mca_pml_ob1_direct_name_key(const opal_process_name_t *name)
+{
+    return ((uint64_t) name->jobid << 32) | name->vpid;
+}
+
 /** Chunks a direct transfer of length packed bytes is cut into. */
 uint64_t mca_pml_ob1_direct_chunk_count(uint64_t length);
 

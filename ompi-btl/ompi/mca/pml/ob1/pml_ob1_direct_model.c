@@ -526,28 +526,8 @@ void mca_pml_ob1_direct_model_init(void)
                   model.block_pack);
     model_classes("pml_ob1_direct_model_cross_class", model.cross_class_str, default_cross_class,
                   model.cross_class);
-    memset(state.pairs, 0, sizeof(state.pairs));
-    memset(state.predictions, 0, sizeof(state.predictions));
-    memset(state.leads, 0, sizeof(state.leads));
-    memset(state.count, 0, sizeof(state.count));
-    memset(state.chosen, 0, sizeof(state.chosen));
-    memset(state.timed, 0, sizeof(state.timed));
-    memset(state.predicted, 0, sizeof(state.predicted));
-    memset(state.measured, 0, sizeof(state.measured));
-    memset(state.sends, 0, sizeof(state.sends));
-    memset(state.sent, 0, sizeof(state.sent));
-    state.switches = 0;
-    memset(state.send_count, 0, sizeof(state.send_count));
-    memset(state.send_chosen, 0, sizeof(state.send_chosen));
-    memset(state.send_timed, 0, sizeof(state.send_timed));
-    memset(state.send_lost, 0, sizeof(state.send_lost));
-    memset(state.send_predicted, 0, sizeof(state.send_predicted));
-    memset(state.send_measured, 0, sizeof(state.send_measured));
-    memset(state.clocks, 0, sizeof(state.clocks));
-    memset(state.clock_own, 0, sizeof(state.clock_own));
-    memset(state.peer_clocks, 0, sizeof(state.peer_clocks));
-    state.peers_known = 0;
-    state.self = ((uint64_t) OMPI_PROC_MY_NAME->jobid << 32) | OMPI_PROC_MY_NAME->vpid;
+    memset(&state, 0, sizeof(state));
+    state.self = mca_pml_ob1_direct_name_key(OMPI_PROC_MY_NAME);
     OBJ_CONSTRUCT(&state.lock, opal_mutex_t);
 }
 
@@ -656,17 +636,23 @@ static double model_paged(const opal_datatype_direct_shape_t *x, double pages_wa
     return walks;
 }
 
+/* The sum over the block-size classes of per[c] * n[c]. */
+static double model_by_class(const double *per, const size_t *n)
+{
+    double t = 0;
+
+    for (int c = 0; c < OPAL_DATATYPE_DIRECT_CLASSES; c++) {
+        t += per[c] * (double) n[c];
+    }
+    return t;
+}
+
 /* x's runs and blocks: blocks_D(x) (per_run = run_direct) or blocks_P(x)
  * without the lines beyond the cache and index_pack. */
 static double model_block_walk(const opal_datatype_direct_shape_t *s, const double *per_block,
                                double per_run)
 {
-    double t = per_run * (double) s->runs;
-
-    for (int c = 0; c < OPAL_DATATYPE_DIRECT_CLASSES; c++) {
-        t += per_block[c] * (double) s->blocks_by_class[c];
-    }
-    return t;
+    return per_run * (double) s->runs + model_by_class(per_block, s->blocks_by_class);
 }
 
 /* blocks_D(x) (per_run = run_direct) or, without index_pack, blocks_P(x). */
@@ -693,12 +679,7 @@ static double model_pair_blocks(const opal_datatype_direct_shape_t *s,
  * fragment or the ring that the other core reads or wrote: h(x) above. */
 static double model_fragment_side(const opal_datatype_direct_shape_t *x)
 {
-    double t = 0;
-
-    for (int c = 0; c < OPAL_DATATYPE_DIRECT_CLASSES; c++) {
-        t += model.cross_class[c] * (double) x->bytes_by_class[c];
-    }
-    return t;
+    return model_by_class(model.cross_class, x->bytes_by_class);
 }
 
 /* One side's pack or unpack by the convertor: blocks_P(x) + B * g1. */
@@ -1383,8 +1364,11 @@ static void model_clock_collect(uint64_t peer)
 
 void *mca_pml_ob1_direct_model_clocks(uint64_t peer)
 {
-    struct model_clock_own *o;
+    struct model_clock_own *o = &state.clock_own[model_clock_slot(peer)];
 
+    if (o->peer == peer && o->attached) {
+        return state.clocks; /* set once, under the lock; only ever set */
+    }
     OPAL_THREAD_LOCK(&state.lock);
     o = model_clock_own(peer);
     if (NULL != o) {
@@ -1420,12 +1404,13 @@ void mca_pml_ob1_direct_model_eager_received(uint64_t peer, uint16_t ctx, uint16
 {
     const struct model_peer_clocks *pc = &state.peer_clocks[model_clock_slot(peer)];
     int32_t key = (int32_t) (((uint32_t) ctx << 16 | seq) + 1);
-    uint64_t now = mca_pml_ob1_direct_model_now(); /* before the sender's line comes in */
     struct model_clock *c, *clocks = pc->clocks;
+    uint64_t now;
 
     if (pc->peer != peer || NULL == clocks) {
         return;
     }
+    now = mca_pml_ob1_direct_model_now(); /* before the sender's line comes in */
     c = &clocks[model_clock_slot(state.self)];
     if (c->armed != key) {
         return;
