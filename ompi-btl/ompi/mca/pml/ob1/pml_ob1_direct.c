@@ -1076,8 +1076,14 @@ static bool direct_send_poll(mca_pml_ob1_direct_desc_t *desc)
             return false;
         }
         if (desc->send_timed) {
+            /* the later of the receiver's completion and this side's: a
+             * blocking sender waits for its own, an eager one does not */
+            uint64_t now = mca_pml_ob1_direct_model_now();
+
             opal_atomic_rmb(); /* the receiver's stamp before its flag */
-            mca_pml_ob1_direct_model_send_done(&desc->send_choice, desc->recv_done_ns, false);
+            mca_pml_ob1_direct_model_send_done(&desc->send_choice,
+                                               desc->recv_done_ns > now ? desc->recv_done_ns : now,
+                                               false);
         }
         direct_desc_unref(desc); /* the receiver's reference */
     } /* DECLINED: its ACK gave the receiver's reference back (or the
