@@ -103,11 +103,14 @@
  * on its receives, is measured again after `recheck` messages times its
  * cost over the winner's (rounded up), then after twice as many each time
  * the choice holds (at most MODEL_RECHECK_MAX), so that re-checks cost a
- * pair at most about 1/`recheck` of its time; between re-checks one
- * message in MODEL_MEASURE_EVERY is timed.  A pair of layouts' predictions are
- * computed at its first match and kept (model_predictions), and so is a
- * settled pair's choice until a sample comes in (model_settled): on a
- * small message the model's work at match is on the critical path.
+ * pair at most about 1/`recheck` of its time.  Between re-checks a
+ * newly settled pair times one message in MODEL_MEASURE_EVERY, and once
+ * its choice has held at a re-check, one in 1/MODEL_RING of the interval
+ * (the best path's ring spans about one interval).  A pair of layouts'
+ * predictions are computed at its first match and kept
+ * (model_predictions), and so is a settled pair's choice until a sample
+ * comes in (model_settled): on a small message the model's work at match
+ * is on the critical path.
  *
  * Of two processes, only the one with the lower name learns (`follow`):
  * with each message it sends it names the path it last took from that
@@ -169,7 +172,7 @@
 #define MODEL_RING 8             /* measurements kept per path of a pair */
 #define MODEL_MARGIN 0.03        /* the other path must be this much faster */
 #define MODEL_RECHECK_MAX 4096u  /* longest interval between re-checks */
-#define MODEL_MEASURE_EVERY 8u   /* a settled pair measures one message in this many */
+#define MODEL_MEASURE_EVERY 8u   /* a newly settled pair times one message in this many */
 #define MODEL_LOST_MAX 16u       /* timed messages of a path with no sample before it is left */
 #define MODEL_CLOCKS 64          /* timed eager sends' stamps, one per peer (direct-mapped) */
 #define MODEL_CLOCK_WAIT 64u     /* sends to a peer before a stamp that never came is given up */
@@ -427,6 +430,7 @@ struct mca_pml_ob1_direct_pair_t {
     int best;                                               /* -1: still measuring */
     unsigned interval, until_check;                         /* re-check schedule */
     unsigned settled;                                       /* messages on best since */
+    unsigned every;                                         /* times one in this many */
     uint64_t msgs;                                          /* messages it chose a path for */
     uint64_t first[MCA_PML_OB1_DIRECT_PATHS];               /* msgs at a path's first sample */
     uint64_t last[MCA_PML_OB1_DIRECT_PATHS];                /* and at its latest one */
@@ -816,6 +820,7 @@ static struct mca_pml_ob1_direct_pair_t *model_pair(uint64_t sig)
         memset(p, 0, sizeof(*p)); /* a new pair takes the slot */
         p->sig = sig;
         p->best = -1;
+        p->every = MODEL_MEASURE_EVERY;
     }
     return p;
 }
@@ -887,7 +892,7 @@ static unsigned model_recheck_after(unsigned interval, double best, double secon
 /* The path for the next message of pair p, the model's being `path`; ns
  * holds the predictions, HUGE_VAL for a path that is not available, lo
  * their optimistic bounds.  *timed: is this message's time needed (a
- * settled pair times one message in MODEL_MEASURE_EVERY: two clock reads
+ * settled pair times one message in p->every: two clock reads
  * and a record on every small message cost more than the choice saves).
  * Under state.lock. */
 static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, const double *ns,
@@ -983,14 +988,18 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         p->interval = model.recheck;
         p->until_check = model_recheck_after(p->interval, best_cost, second_cost);
         p->settled = 0;
+        p->every = MODEL_MEASURE_EVERY;
     }
     *countdown = 0 != model.recheck && second >= 0;
     if (*countdown && 0 == --p->until_check) {
         p->interval = p->interval < MODEL_RECHECK_MAX / 2 ? 2 * p->interval : MODEL_RECHECK_MAX;
         p->until_check = model_recheck_after(p->interval, best_cost, second_cost);
+        /* the best path's ring spans about one interval */
+        p->every = p->interval / MODEL_RING > MODEL_MEASURE_EVERY ? p->interval / MODEL_RING
+                                                                  : MODEL_MEASURE_EVERY;
         return second; /* measure the runner-up again */
     }
-    *timed = 0 == p->settled++ % MODEL_MEASURE_EVERY;
+    *timed = 0 == p->settled++ % p->every;
     *settled = true;
     return best;
 }
@@ -1008,7 +1017,7 @@ static int model_settled(const struct model_prediction *pr, uint64_t peer)
     const struct model_lead *ld = pr->lead;
 
     if (NULL == p || p->sig != pr->sig || pr->peer != peer || pr->samples != state.samples ||
-        p->best < 0 || 0 == p->settled % MODEL_MEASURE_EVERY ||
+        p->best < 0 || 0 == p->settled % p->every ||
         (pr->countdown && p->until_check <= 1) ||
         (NULL != ld && (ld->key != pr->rkey || ld->peer != peer || ld->path != p->best))) {
         return -1;
@@ -1487,7 +1496,7 @@ int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layo
     OPAL_THREAD_LOCK(&state.lock);
     model_clock_collect(peer);
     p = model_pair(m->sig);
-    if (p->best >= 0 && 0 != p->settled % MODEL_MEASURE_EVERY &&
+    if (p->best >= 0 && 0 != p->settled % p->every &&
         !(m->countdown && p->until_check <= 1)) {
         /* a settled record between its timed messages */
         p->msgs++;
