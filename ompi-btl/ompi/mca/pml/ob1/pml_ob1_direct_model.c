@@ -103,7 +103,8 @@
  * on its receives, is measured again after `recheck` messages times its
  * cost over the winner's (rounded up), then after twice as many each time
  * the choice holds (at most MODEL_RECHECK_MAX), so that re-checks cost a
- * pair at most about 1/`recheck` of its time.  Between re-checks a
+ * pair at most about 1/`recheck` of its time.  A path replaces the one in
+ * force only when it is cheaper by MODEL_MARGIN too.  Between re-checks a
  * newly settled pair times one message in MODEL_MEASURE_EVERY, and once
  * its choice has held at a re-check, one in 1/MODEL_RING of the interval
  * (the best path's ring spans about one interval).  A pair of layouts'
@@ -962,6 +963,13 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         if (c < best_cost && c < (1.0 - MODEL_MARGIN) * m) {
             best = q, best_cost = c;
         }
+    }
+    /* nor does a path replace the one in force unless it is cheaper by the
+     * margin: two paths that cost the same would take turns on noise */
+    if (best != p->best && p->best >= 0 && HUGE_VAL != ns[p->best] &&
+        p->n[p->best] >= MODEL_SAMPLES &&
+        best_cost > (1.0 - MODEL_MARGIN) * model_cost(p, p->best, send)) {
+        best = p->best;
     }
     /* the runner-up: of the other measured paths, the cheapest on its
      * receives, however far behind (a path that was slow in a slow phase
