@@ -106,8 +106,9 @@
  * pair at most about 1/`recheck` of its time.  A path replaces the one in
  * force only when it is cheaper by MODEL_MARGIN too.  Between re-checks a
  * newly settled pair times one message in MODEL_MEASURE_EVERY, and once
- * its choice has held at a re-check, one in 1/MODEL_RING of the interval
- * (the best path's ring spans about one interval).  A pair of layouts'
+ * its choice has held at a re-check (or for an interval, with nothing to
+ * re-check), one in 1/MODEL_RING of the doubled interval (the best path's
+ * ring spans about one interval).  A pair of layouts'
  * predictions are computed at its first match and kept
  * (model_predictions), and so is a settled pair's choice until a sample
  * comes in (model_settled): on a small message the model's work at match
@@ -1006,6 +1007,13 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         p->every = p->interval / MODEL_RING > MODEL_MEASURE_EVERY ? p->interval / MODEL_RING
                                                                   : MODEL_MEASURE_EVERY;
         return second; /* measure the runner-up again */
+    }
+    if (!*countdown && 0 != p->interval && p->settled >= p->interval) {
+        /* nothing to re-check: the choice holds after each interval too */
+        p->interval = p->interval < MODEL_RECHECK_MAX / 2 ? 2 * p->interval : MODEL_RECHECK_MAX;
+        p->every = p->interval / MODEL_RING > MODEL_MEASURE_EVERY ? p->interval / MODEL_RING
+                                                                  : MODEL_MEASURE_EVERY;
+        p->settled = 0;
     }
     *timed = 0 == p->settled++ % p->every;
     *settled = true;
