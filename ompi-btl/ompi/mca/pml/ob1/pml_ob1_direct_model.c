@@ -131,8 +131,9 @@
  * (the rendezvous, the engine's eager send, ob1's own) with the same
  * rules, in records of the same table keyed by the send layout's
  * predictions (model_send_predict).  A send costs its time from its start
- * to the receiver's completion: a rendezvous's receiver writes that time
- * into the descriptor; an eager send's receiver writes it into the
+ * to the later of its own completion and the receiver's: a rendezvous's
+ * receiver writes its time into the descriptor; an eager send's receiver
+ * (the sender completes at once) writes it into the
  * sender's clock for it (model_clock), armed with the message's context
  * and sequence number, which it finds through the descriptor of an
  * earlier rendezvous (a sender's first timed send to a peer is one).
