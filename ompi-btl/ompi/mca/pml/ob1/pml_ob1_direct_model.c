@@ -107,9 +107,9 @@
  * force only when it is cheaper by MODEL_MARGIN too.  Between re-checks a
  * newly settled pair times one message in MODEL_MEASURE_EVERY, and once
  * its choice has held at a re-check (or for an interval, with nothing to
- * re-check), one in 1/MODEL_RING of the doubled interval (the best path's
- * ring spans about one interval).  A pair of layouts'
- * predictions are computed at its first match and kept
+ * re-check), one in 1/MODEL_RING of the doubled interval, so that the best
+ * path's ring spans about one interval (model_choice_held).  A pair of
+ * layouts' predictions are computed at its first match and kept
  * (model_predictions), and so is a settled pair's choice until a sample
  * comes in (model_settled): on a small message the model's work at match
  * is on the critical path.
@@ -892,6 +892,15 @@ static unsigned model_recheck_after(unsigned interval, double best, double secon
                                                   : MODEL_RECHECK_MAX;
 }
 
+/* Pair p's choice held for an interval: the next interval is twice as
+ * long, and the best path's ring of samples spans about one interval. */
+static void model_choice_held(struct mca_pml_ob1_direct_pair_t *p)
+{
+    p->interval = p->interval < MODEL_RECHECK_MAX / 2 ? 2 * p->interval : MODEL_RECHECK_MAX;
+    p->every = p->interval / MODEL_RING > MODEL_MEASURE_EVERY ? p->interval / MODEL_RING
+                                                              : MODEL_MEASURE_EVERY;
+}
+
 /* The path for the next message of pair p, the model's being `path`; ns
  * holds the predictions, HUGE_VAL for a path that is not available, lo
  * their optimistic bounds.  *timed: is this message's time needed (a
@@ -1002,18 +1011,13 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
     }
     *countdown = 0 != model.recheck && second >= 0;
     if (*countdown && 0 == --p->until_check) {
-        p->interval = p->interval < MODEL_RECHECK_MAX / 2 ? 2 * p->interval : MODEL_RECHECK_MAX;
+        model_choice_held(p);
         p->until_check = model_recheck_after(p->interval, best_cost, second_cost);
-        /* the best path's ring spans about one interval */
-        p->every = p->interval / MODEL_RING > MODEL_MEASURE_EVERY ? p->interval / MODEL_RING
-                                                                  : MODEL_MEASURE_EVERY;
         return second; /* measure the runner-up again */
     }
     if (!*countdown && 0 != p->interval && p->settled >= p->interval) {
         /* nothing to re-check: the choice holds after each interval too */
-        p->interval = p->interval < MODEL_RECHECK_MAX / 2 ? 2 * p->interval : MODEL_RECHECK_MAX;
-        p->every = p->interval / MODEL_RING > MODEL_MEASURE_EVERY ? p->interval / MODEL_RING
-                                                                  : MODEL_MEASURE_EVERY;
+        model_choice_held(p);
         p->settled = 0;
     }
     *timed = 0 == p->settled++ % p->every;
