@@ -892,7 +892,7 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     const opal_process_name_t *peer = &base->req_base.req_proc->super.proc_name;
     mca_pml_ob1_direct_send_choice_t choice = {.start_ns = 0};
     int rc, order, hint = -1, how = MCA_PML_OB1_DIRECT_SEND_RNDV;
-    bool eager, eager_fits, engine_ok, timed = false;
+    bool eager, eager_fits, engine_ok, timed = false, hint_trial = false;
 
     if (!direct.initialized || NULL == bml_btl->btl->btl_sendi ||
         !direct_convertor_ok(&base->req_base.req_convertor)) {
@@ -940,7 +940,7 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     if (!eager && 0 > order) {
         /* this process leads the pair (direct_lower): the path it last took
          * from the peer into a layout of this shape, -1: none */
-        hint = mca_pml_ob1_direct_model_hint(peer_key, layout, key, &timed);
+        hint = mca_pml_ob1_direct_model_hint(peer_key, layout, key, &timed, &hint_trial);
         start = timed ? mca_pml_ob1_direct_model_now() : 0;
         eager = eager_fits && engine_ok && direct_eager_learned(hint, length);
         choice.start_ns = eager ? 0 : choice.start_ns; /* not the rendezvous it timed */
@@ -974,6 +974,8 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
      * buffer that it wrote or read last, and those lines stay in its cache. */
     desc->sender_from_back = mca_pml_ob1_direct_params.chunk_affinity && 0 < order;
     desc->path_hint = hint;
+    desc->path_hint_trial = hint_trial;
+    desc->recv_trial = 0;
     desc->send_choice = choice;
     desc->send_timed = 0 != choice.start_ns;
     desc->clocks = mca_pml_ob1_direct_model_clocks(peer_key);
@@ -1091,7 +1093,7 @@ static bool direct_send_poll(mca_pml_ob1_direct_desc_t *desc)
                                                desc->recv_done_ns > desc->send_done_ns
                                                    ? desc->recv_done_ns
                                                    : desc->send_done_ns,
-                                               false);
+                                               false, 0 != desc->recv_trial);
         }
         direct_desc_unref(desc); /* the receiver's reference */
     } /* DECLINED: its ACK gave the receiver's reference back (or the
@@ -1112,7 +1114,7 @@ void mca_pml_ob1_direct_send_declined(mca_pml_ob1_send_request_t *sendreq)
     sendreq->req_direct = NULL;
     opal_datatype_direct_layout_release(desc->send_layout_release);
     desc->send_layout_release = NULL;
-    mca_pml_ob1_direct_model_send_done(&desc->send_choice, 0, true);
+    mca_pml_ob1_direct_model_send_done(&desc->send_choice, 0, true, 0 != desc->recv_trial);
     direct.sent--;
     direct.bytes_total -= desc->length;
     direct.fallback++;
@@ -1217,13 +1219,15 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
         const opal_process_name_t *name = &proc->super.proc_name;
         mca_pml_ob1_direct_peer_t peer = {.name = mca_pml_ob1_direct_name_key(name),
                                           .lead = direct_lower(name),
-                                          .hint = desc->path_hint};
+                                          .hint = desc->path_hint,
+                                          .hint_trial = 0 != desc->path_hint_trial};
 
         mca_pml_ob1_direct_model_peer_clocks(peer.name, desc->clocks);
 
         path = mca_pml_ob1_direct_model_choose(send_layout, layout, btl->btl_max_send_size,
                                                0 != desc->stage_nchunks, &peer,
                                                &recvreq->req_direct_choice);
+        desc->recv_trial = recvreq->req_direct_choice.trial;
     }
     if (MCA_PML_OB1_DIRECT_PATH_CICO == path) {
         /* the model (or its correction) says copy-in/copy-out: the

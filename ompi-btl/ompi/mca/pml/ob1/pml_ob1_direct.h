@@ -73,6 +73,8 @@ struct mca_pml_ob1_direct_desc_t {
     /** the sender leads (pml_ob1_direct_model.h): the path it last took
      *  into send_layout from the receiver, -1: none */
     int32_t path_hint;
+    /** path_hint is a path the sender tries, not its settled choice */
+    int32_t path_hint_trial;
     /** the receiver stamps recv_done_ns: the sender times this message
      *  (send_choice) */
     int32_t send_timed;
@@ -91,6 +93,10 @@ struct mca_pml_ob1_direct_desc_t {
     const opal_datatype_direct_layout_t *recv_layout;
     void *recv_buf;
     int32_t path; /**< MCA_PML_OB1_DIRECT_PATH_DIRECT or _STAGED */
+    /** the receiver's path (or its ACK) is one it tries, not its settled
+     *  choice: the sender's time of it is no sample (written before
+     *  recv_ready, recv_done or the ACK) */
+    int32_t recv_trial;
 
     /* Shared, each on its own cache line. */
     volatile int32_t recv_ready __opal_attribute_aligned__(64);

@@ -136,7 +136,10 @@
  * (the sender completes at once) writes it into the
  * sender's clock for it (model_clock), armed with the message's context
  * and sequence number, which it finds through the descriptor of an
- * earlier rendezvous (a sender's first timed send to a peer is one).
+ * earlier rendezvous (a sender's first timed send to a peer is one).  A
+ * rendezvous costs what the receiver's settled choice costs: one that the
+ * receiver takes on a path it tries, or on one its leader tries, is no
+ * sample.
  */
 
 #include "ompi_config.h"
@@ -468,6 +471,7 @@ struct model_lead {
     uint64_t peer; /* the sender's name */
     uint64_t key;  /* model_shape_key() of the receive layout; 0: free */
     int path;
+    bool trial; /* path was tried, not settled on */
     /* the leader's own sends of a layout of this shape to peer: the last
      * MODEL_RING times under each path (model_sent) */
     double send[MCA_PML_OB1_DIRECT_PATHS][MODEL_RING];
@@ -517,6 +521,7 @@ static struct {
     /* a sender's choices for what fits an eager fragment (statistics) */
     uint64_t send_count[MCA_PML_OB1_DIRECT_SENDS], send_chosen[MCA_PML_OB1_DIRECT_SENDS];
     uint64_t send_timed[MCA_PML_OB1_DIRECT_SENDS], send_lost[MCA_PML_OB1_DIRECT_SENDS];
+    uint64_t send_tried[MCA_PML_OB1_DIRECT_SENDS]; /* rendezvous the receiver tried a path on */
     double send_predicted[MCA_PML_OB1_DIRECT_SENDS], send_measured[MCA_PML_OB1_DIRECT_SENDS];
     uint64_t self; /* this process's name as a peer key */
     struct model_clock clocks[MODEL_CLOCKS];
@@ -563,10 +568,11 @@ void mca_pml_ob1_direct_model_fini(bool print, unsigned rank)
         fprintf(stderr,
                 "[pml_ob1 direct model] rank %u: send %s count %" PRIu64
                 " predicted %.3f us measured %.3f us (means; %" PRIu64 " timed, %" PRIu64
-                " lost; %" PRIu64 " chosen by the model)\n",
+                " lost; %" PRIu64 " chosen by the model; %" PRIu64
+                " not kept: the receiver tried a path)\n",
                 rank, send_name[h], state.send_count[h], state.send_predicted[h] / n / 1000.0,
                 state.send_measured[h] / m / 1000.0, state.send_timed[h], state.send_lost[h],
-                state.send_chosen[h]);
+                state.send_chosen[h], state.send_tried[h]);
     }
     if (print) {
         fprintf(stderr, "[pml_ob1 direct model] rank %u: switches %" PRIu64 "\n", rank,
@@ -1140,12 +1146,13 @@ static struct model_lead *model_lead_take(uint64_t peer, uint64_t key)
 }
 
 int mca_pml_ob1_direct_model_hint(uint64_t peer, const opal_datatype_direct_layout_t *l,
-                                  uint64_t *key, bool *timed)
+                                  uint64_t *key, bool *timed, bool *trial)
 {
     struct model_lead *ld;
     int path = -1;
 
     *timed = false;
+    *trial = false;
     if (MODEL_MODE_MODEL != model.mode || !model.follow) {
         return -1;
     }
@@ -1158,6 +1165,7 @@ int mca_pml_ob1_direct_model_hint(uint64_t peer, const opal_datatype_direct_layo
     ld = model_lead(peer, *key);
     if (ld->key == *key && ld->peer == peer) {
         path = ld->path;
+        *trial = ld->trial;
         /* every send until the path has its samples, then one in so many */
         *timed = ld->compare && (ld->send_n[path] < MODEL_SAMPLES ||
                                  0 == ld->sends++ % MODEL_MEASURE_EVERY);
@@ -1205,6 +1213,7 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
     bool timed = true, follow, forced = path >= 0;
 
     choice->pair = NULL;
+    choice->trial = false;
     follow = path < 0 && model.follow && !peer->lead && peer->hint >= 0 &&
              peer->hint < MCA_PML_OB1_DIRECT_PATHS &&
              (MCA_PML_OB1_DIRECT_PATH_STAGED != peer->hint || staged_ok);
@@ -1212,6 +1221,7 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
         /* a forced or followed path with nothing to report: no work at match */
         path = follow ? peer->hint : path;
         choice->path = path;
+        choice->trial = follow && peer->hint_trial;
         choice->start_ns = 0; /* not measured */
         return path;
     }
@@ -1219,6 +1229,7 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
     pr = model_predictions(sl, rl, frag_bytes, staged_ok);
     if (follow) {
         path = peer->hint;
+        choice->trial = peer->hint_trial;
     } else if (path < 0 && model.learn && (path = model_settled(pr, peer->name)) >= 0) {
         timed = false; /* the pair's choice holds: nothing to compare or record */
     } else if (path < 0) {
@@ -1233,9 +1244,11 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
             choice->pair = model_pair(pr->sig);
             path = model_learned_path(choice->pair, path, pr->ns, pr->lo, sends ? send : NULL,
                                       &timed, &settled, &countdown);
+            choice->trial = !settled;
         }
         if (NULL != ld) {
             ld->path = path;
+            ld->trial = choice->trial;
             ld->compare = NULL != choice->pair && model_paths_tried(choice->pair, path) > 1;
         }
         pr->pair = settled ? choice->pair : NULL;
@@ -1314,15 +1327,23 @@ static void model_send_predict(const opal_datatype_direct_layout_t *sl,
 
 /* A timed send's sample (see mca_pml_ob1_direct_model_send_done), under
  * state.lock.  A declined rendezvous went copy-in/copy-out, which costs
- * what an eager send costs plus a handshake: it counts as slower than any. */
+ * what an eager send costs plus a handshake: it counts as slower than any.
+ * A rendezvous costs the sender what the receiver's settled choice costs:
+ * one on a path the receiver tries is not a sample (the first messages of
+ * a run are slow too, and the path in force is measured again before it is
+ * left, so that re-measure must not land on another path's trial). */
 static void model_send_sample(const mca_pml_ob1_direct_send_choice_t *choice, uint64_t end_ns,
-                              bool declined)
+                              bool declined, bool trial)
 {
     struct mca_pml_ob1_direct_pair_t *p = choice->pair;
     int q = choice->how;
     double t;
 
     if (0 == choice->start_ns || q < 0 || q >= MCA_PML_OB1_DIRECT_SENDS) {
+        return;
+    }
+    if (trial) {
+        state.send_tried[q]++;
         return;
     }
     if (!declined && (0 == end_ns || end_ns < choice->start_ns)) {
@@ -1389,7 +1410,7 @@ static void model_clock_collect(uint64_t peer)
     done = 0 == armed ? c->done_ns : 0;
     o->pending = false;
     choice = o->choice;
-    model_send_sample(&choice, done, false);
+    model_send_sample(&choice, done, false, false);
 }
 
 void *mca_pml_ob1_direct_model_clocks(uint64_t peer)
@@ -1548,13 +1569,13 @@ int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layo
 }
 
 void mca_pml_ob1_direct_model_send_done(mca_pml_ob1_direct_send_choice_t *choice,
-                                        uint64_t end_ns, bool declined)
+                                        uint64_t end_ns, bool declined, bool trial)
 {
     if (0 == choice->start_ns) {
         return;
     }
     OPAL_THREAD_LOCK(&state.lock);
-    model_send_sample(choice, end_ns, declined);
+    model_send_sample(choice, end_ns, declined, trial);
     OPAL_THREAD_UNLOCK(&state.lock);
     choice->start_ns = 0;
     choice->pair = NULL;

@@ -49,6 +49,7 @@ typedef struct mca_pml_ob1_direct_choice_t {
     uint64_t sig;                           /**< the pair's key when pair is set */
     int path;                               /**< enum mca_pml_ob1_direct_path */
     uint64_t start_ns;                      /**< when the receiver matched; 0: not timed */
+    bool trial; /**< a path tried or re-checked, not the settled choice */
 } mca_pml_ob1_direct_choice_t;
 
 /** Registers pml_ob1_direct_model_* (from mca_pml_ob1_direct_register). */
@@ -67,6 +68,7 @@ typedef struct mca_pml_ob1_direct_peer_t {
     uint64_t name; /**< the sender's process name (jobid, vpid) */
     bool lead;     /**< the receiver's name is the lower one */
     int hint;      /**< the sender's path into its send layout, -1: none */
+    bool hint_trial; /**< hint is a path the sender tries, not its settled one */
 } mca_pml_ob1_direct_peer_t;
 
 /** Receiver, at match: choose the path (staged only when staged_ok).
@@ -79,9 +81,10 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
 /** Sender that leads (its name is the lower): the path it last chose for a
  *  message from peer into a layout of l's shape, -1 when none (or nothing
  *  to follow).  *key caches l's shape key (0: not computed yet).  *timed:
- *  report this send's time with mca_pml_ob1_direct_model_sent. */
+ *  report this send's time with mca_pml_ob1_direct_model_sent.  *trial:
+ *  that path was one tried, not the settled choice. */
 int mca_pml_ob1_direct_model_hint(uint64_t peer, const opal_datatype_direct_layout_t *l,
-                                  uint64_t *key, bool *timed);
+                                  uint64_t *key, bool *timed, bool *trial);
 
 /** Sender that leads, after a timed send of layout l (shape key `key`) to
  *  peer under the hint `path`: it took ns from its start to the sender's
@@ -143,9 +146,10 @@ bool mca_pml_ob1_direct_model_eager_arm(uint64_t peer, uint16_t ctx, uint16_t se
 /** Sender, at the end of a timed send (choice->start_ns != 0): end_ns is
  *  the receiver's completion, 0 when unknown (no sample); declined: the
  *  receiver answered a rendezvous with ob1's ACK (copy-in/copy-out, which
- *  costs an eager send plus a handshake). */
+ *  costs an eager send plus a handshake); trial: the receiver took a path
+ *  it tries, not its settled choice (no sample). */
 void mca_pml_ob1_direct_model_send_done(mca_pml_ob1_direct_send_choice_t *choice,
-                                        uint64_t end_ns, bool declined);
+                                        uint64_t end_ns, bool declined, bool trial);
 
 /** Sender, for a direct rendezvous to peer: where this process keeps its
  *  timed eager sends' stamps (the descriptor carries it to the receiver),
