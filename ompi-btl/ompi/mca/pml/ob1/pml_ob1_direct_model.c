@@ -1256,11 +1256,15 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
         pr->samples = state.samples;
         pr->countdown = countdown;
     }
-    state.count[path]++;
-    state.chosen[path] += !forced;
-    state.predicted[path] += pr->ns[path];
+    if (mca_pml_ob1_direct_params.stats) {
+        state.count[path]++;
+        state.chosen[path] += !forced;
+        state.predicted[path] += pr->ns[path];
+    }
     OPAL_THREAD_UNLOCK(&state.lock);
     choice->path = path;
+    /* a time is needed by the pair's record, or by the statistics */
+    timed = timed && (NULL != choice->pair || mca_pml_ob1_direct_params.stats);
     choice->start_ns = timed ? mca_pml_ob1_direct_model_now() : 0; /* 0: not timed */
     return path;
 }
@@ -1555,9 +1559,11 @@ int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layo
             how = MCA_PML_OB1_DIRECT_SEND_RNDV;
         }
     }
-    state.send_count[how]++;
-    state.send_chosen[how]++;
-    state.send_predicted[how] += m->ns[how];
+    if (mca_pml_ob1_direct_params.stats) {
+        state.send_count[how]++;
+        state.send_chosen[how]++;
+        state.send_predicted[how] += m->ns[how];
+    }
     OPAL_THREAD_UNLOCK(&state.lock);
     if (timed) {
         choice->pair = p;
