@@ -428,58 +428,61 @@ void mca_pml_ob1_direct_model_register(const mca_base_component_t *comp)
 
 /* What one pair of layout shapes has cost so far. */
 struct mca_pml_ob1_direct_pair_t {
-    /* what every match reads first (a settled pair reads nothing else) */
-    uint64_t sig; /* model_signature(); 0: free */
-    double least[MCA_PML_OB1_DIRECT_PATHS];                 /* each path's cost: its least sample */
-    unsigned n[MCA_PML_OB1_DIRECT_PATHS];                   /* samples kept */
-    int best;                                               /* -1: still measuring */
-    unsigned interval, until_check;                         /* re-check schedule */
-    unsigned settled;                                       /* messages on best since */
-    unsigned every;                                         /* times one in this many */
-    uint64_t msgs;                                          /* messages it chose a path for */
+    /* what a settled pair reads and writes at every message: its first
+     * cache line */
+    uint64_t sig;                           /* model_signature(); 0: free */
+    uint64_t msgs;                          /* messages it chose a path for */
+    int best;                               /* -1: still measuring */
+    unsigned interval, until_check;         /* re-check schedule */
+    unsigned settled;                       /* messages on best since */
+    unsigned every;                         /* times one in this many */
+    unsigned n[MCA_PML_OB1_DIRECT_PATHS];   /* samples kept */
+    double least[MCA_PML_OB1_DIRECT_PATHS]; /* each path's cost: its least sample */
     uint64_t first[MCA_PML_OB1_DIRECT_PATHS];               /* msgs at a path's first sample */
     uint64_t last[MCA_PML_OB1_DIRECT_PATHS];                /* and at its latest one */
     unsigned lost[MCA_PML_OB1_DIRECT_PATHS];                /* timed messages with no sample */
     double sample[MCA_PML_OB1_DIRECT_PATHS][MODEL_RING]; /* the last ones, a ring */
-};
+} __opal_attribute_aligned__(64);
 
 /* The predictions for one pair of layouts (the send layout may be a
  * peer's): computed at the pair's first match, then looked up. */
 struct model_prediction {
+    /* the key, then a settled pair's choice, while no sample has come in
+     * since it was made (state.samples == samples): the next messages take
+     * it without comparing again (model_settled).  These two cache lines
+     * are all that a settled match reads of the record. */
     const opal_datatype_direct_layout_t *sl, *rl; /* NULL: free */
     uint64_t sserial, rserial;                    /* opal_datatype_direct_layout_serial() */
     size_t frag_bytes;
     bool staged_ok;
-    int path;                                     /* the model's cheapest */
-    uint64_t sig;                                 /* model_signature() */
-    uint64_t rkey;                                /* model_shape_key() of rl */
-    double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS];
-    /* a settled pair's choice, while no sample has come in since it was
-     * made (state.samples == samples): the next messages take it without
-     * comparing again (model_settled) */
+    bool countdown;                         /* a re-check is scheduled */
     struct mca_pml_ob1_direct_pair_t *pair; /* NULL: none */
     uint64_t peer;                          /* the sender it was made for */
     struct model_lead *lead;                /* the leader's record it set, NULL: none */
     uint64_t samples;
-    bool countdown;                         /* a re-check is scheduled */
-};
+    uint64_t sig;                           /* model_signature() */
+    uint64_t rkey;                          /* model_shape_key() of rl */
+    int path;                               /* the model's cheapest */
+    double ns[MCA_PML_OB1_DIRECT_PATHS], lo[MCA_PML_OB1_DIRECT_PATHS];
+} __opal_attribute_aligned__(64);
 
 /* The path a leader last took from one peer into a layout of one shape
  * (the datatype may be built anew for every exchange). */
 struct model_lead {
-    uint64_t peer; /* the sender's name */
-    uint64_t key;  /* model_shape_key() of the receive layout; 0: free */
+    /* what every message reads: the first cache line */
+    uint64_t peer;   /* the sender's name */
+    uint64_t key;    /* model_shape_key() of the receive layout; 0: free */
     int path;
-    bool trial; /* path was tried, not settled on */
+    bool trial;      /* path was tried, not settled on */
+    bool compare;    /* the receives tried more than one path: time the sends */
+    unsigned sends;  /* sends that looked the record up (one in MODEL_MEASURE_EVERY is timed) */
+    unsigned send_n[MCA_PML_OB1_DIRECT_PATHS];
+    double unpack;   /* predicted unpack of an eager send at the peer, < 0: not yet */
     /* the leader's own sends of a layout of this shape to peer: the last
      * MODEL_RING times under each path (model_sent) */
     double send[MCA_PML_OB1_DIRECT_PATHS][MODEL_RING];
     double send_least[MCA_PML_OB1_DIRECT_PATHS]; /* the least of each ring */
-    unsigned send_n[MCA_PML_OB1_DIRECT_PATHS];
-    unsigned sends;  /* sends that looked the record up (one in MODEL_MEASURE_EVERY is timed) */
-    bool compare;    /* the receives tried more than one path: time the sends */
-    double unpack;   /* predicted unpack of an eager send at the peer, < 0: not yet */
-};
+} __opal_attribute_aligned__(64);
 
 /* A timed eager send to one peer, in the sender's memory: the receiver
  * stamps the end of its unpack.  The sender writes it when it times a
@@ -507,6 +510,7 @@ struct model_peer_clocks {
 
 static struct {
     opal_mutex_t lock;
+    uint64_t samples; /* samples kept so far, of receives and of a leader's sends */
     struct mca_pml_ob1_direct_pair_t pairs[MODEL_PAIRS];
     struct model_prediction predictions[MODEL_PREDICTIONS];
     struct model_lead leads[MODEL_LEADS];
@@ -516,7 +520,6 @@ static struct {
     uint64_t sends[MCA_PML_OB1_DIRECT_PATHS]; /* a leader's timed sends, per hint */
     double sent[MCA_PML_OB1_DIRECT_PATHS];    /* and their times (model_sent) */
     uint64_t switches;
-    uint64_t samples; /* samples kept so far, of receives and of a leader's sends */
     /* a sender's choices for what fits an eager fragment (statistics) */
     uint64_t send_count[MCA_PML_OB1_DIRECT_SENDS], send_chosen[MCA_PML_OB1_DIRECT_SENDS];
     uint64_t send_timed[MCA_PML_OB1_DIRECT_SENDS], send_lost[MCA_PML_OB1_DIRECT_SENDS];
