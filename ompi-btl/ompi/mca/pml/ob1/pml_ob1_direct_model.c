@@ -179,6 +179,7 @@
 #define MODEL_RECHECK_MAX 4096u  /* longest interval between re-checks */
 #define MODEL_MEASURE_EVERY 8u   /* a newly settled pair times one message in this many */
 #define MODEL_LOST_MAX 16u       /* timed messages of a path with no sample before it is left */
+#define MODEL_TRIED_MAX 32u      /* rendezvous on a receiver's trial not kept, at most in a row */
 #define MODEL_CLOCKS 64          /* timed eager sends' stamps, one per peer (direct-mapped) */
 #define MODEL_CLOCK_WAIT 64u     /* sends to a peer before a stamp that never came is given up */
 #define MODEL_SEND_SIG 0x73656e64u /* mixed into a sender's record key ("send") */
@@ -441,6 +442,7 @@ struct mca_pml_ob1_direct_pair_t {
     uint64_t first[MCA_PML_OB1_DIRECT_PATHS];               /* msgs at a path's first sample */
     uint64_t last[MCA_PML_OB1_DIRECT_PATHS];                /* and at its latest one */
     unsigned lost[MCA_PML_OB1_DIRECT_PATHS];                /* timed messages with no sample */
+    unsigned tried[MCA_PML_OB1_DIRECT_PATHS]; /* sends on a receiver's trial, in a row */
     double sample[MCA_PML_OB1_DIRECT_PATHS][MODEL_RING]; /* the last ones, a ring */
 } __opal_attribute_aligned__(64);
 
@@ -1337,7 +1339,9 @@ static void model_send_predict(const opal_datatype_direct_layout_t *sl,
  * A rendezvous costs the sender what the receiver's settled choice costs:
  * one on a path the receiver tries is not a sample (the first messages of
  * a run are slow too, and the path in force is measured again before it is
- * left, so that re-measure must not land on another path's trial). */
+ * left, so that re-measure must not land on another path's trial), unless
+ * MODEL_TRIED_MAX in a row were not: a leader whose peer sends eagerly gets
+ * few rendezvous of its own to settle on, and its hint stays a trial. */
 static void model_send_sample(const mca_pml_ob1_direct_send_choice_t *choice, uint64_t end_ns,
                               bool declined, bool trial)
 {
@@ -1348,7 +1352,8 @@ static void model_send_sample(const mca_pml_ob1_direct_send_choice_t *choice, ui
     if (0 == choice->start_ns || q < 0 || q >= MCA_PML_OB1_DIRECT_SENDS) {
         return;
     }
-    if (trial) {
+    if (trial && NULL != p && p->sig == choice->sig && p->tried[q] < MODEL_TRIED_MAX) {
+        p->tried[q]++;
         state.send_tried[q]++;
         return;
     }
@@ -1368,6 +1373,7 @@ static void model_send_sample(const mca_pml_ob1_direct_send_choice_t *choice, ui
         state.send_measured[q] += t;
     }
     if (NULL != p && p->sig == choice->sig && (declined || state.send_timed[q] > MODEL_WARMUP)) {
+        p->tried[q] = 0;
         p->first[q] = 0 == p->n[q] ? p->msgs : p->first[q];
         p->last[q] = p->msgs;
         p->least[q] = model_ring_add(p->sample[q], &p->n[q], t);
