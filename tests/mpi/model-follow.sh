@@ -18,6 +18,12 @@
 # message as chosen by the model when the model or the leader's hint
 # chose its path (every message of the first run), not when
 # pml_ob1_direct_model forced it (a fourth run, forced direct: none).
+# A fifth run, learning on with a 4-KiB vector that fits btl/pvas's eager
+# fragment: each rank's sender corrects its choice, and while rank 0 tries
+# its receive paths (pml_ob1_direct_model_explore 0), the rendezvous it
+# receives (rank 1's) and those rank 1 receives on the path rank 0 names
+# (rank 0's) are not kept as the senders' samples: both ranks report
+# some "not kept".
 #
 # Environment: OMPI_PREFIX, BUILD, PVAS_TEST_FORK_AGENT, PVAS_MPI_TIMEOUT
 # as for tests/mpi/progress.sh; logs in $BUILD/test-logs/mpi/model-follow-*.log.
@@ -42,7 +48,7 @@ chosen() {
 }
 
 echo "# prefix $PREFIX; binary $PROG; fork agent: ${AGENT_ARGS[*]:-(from openmpi-mca-params.conf or none)}"
-echo "1..7"
+echo "1..8"
 if ! have_direct; then
 	not_ok "$OMPI_INFO lists no pml_ob1_direct_enable: an Open MPI without ob1's direct Rendezvous"
 	exit 1
@@ -117,6 +123,27 @@ if [ "$rc" = 0 ] && [ "${d0:-}" = "$ITERS" ] && [ "${c0:-}" = 0 ]; then
 	ok "$what"
 else
 	not_ok "$what: expected every message direct and none chosen by the model"
+	grep -F '[pml_ob1 direct' "$log" | diag
+fi
+
+# kept LOG RANK: that rank's rendezvous sends not kept (empty: no line)
+kept() {
+	sed -nE "s/^\[pml_ob1 direct model\] rank $2: send rndv count .*; ([0-9]+) not kept: .*/\1/p" \
+		"$1" | head -n 1
+}
+log=$LOGS/model-follow-trial.log
+timeout -k 10 "$TMO" nice "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none \
+	-np 2 --mca btl self,pvas "${AGENT_ARGS[@]}" --mca btl_base_warn_component_unused 0 \
+	--mca pml_ob1_direct_stats 1 --mca pml_ob1_direct_model_explore 0 "$PROG" \
+	--iters 200 --blocks 512 >"$log" 2>&1
+rc=$?
+k0=$(kept "$log" 0)
+k1=$(kept "$log" 1)
+what="4 KiB, learning on: rendezvous not kept ${k0:-none} (rank 0), ${k1:-none} (rank 1) (exit $rc)"
+if [ "$rc" = 0 ] && [ "${k0:-0}" -gt 0 ] && [ "${k1:-0}" -gt 0 ]; then
+	ok "$what: no sender sample from a receiver's trial path"
+else
+	not_ok "$what: expected both senders to keep no sample of some trial rendezvous"
 	grep -F '[pml_ob1 direct' "$log" | diag
 fi
 [ "$failed" = 0 ]
