@@ -980,6 +980,7 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     desc->send_timed = 0 != choice.start_ns;
     desc->clocks = mca_pml_ob1_direct_model_clocks(peer_key);
     desc->recv_done_ns = 0;
+    desc->send_done_ns = 0;
     desc->send_start_ns = start;
     if (0 != start) { /* a leader's timed send */
         desc->send_peer = peer_key;
@@ -1038,9 +1039,14 @@ static void direct_send_complete(mca_pml_ob1_direct_desc_t *desc)
                                                 MCA_PML_OB1_DIRECT_DONE)) {
         return;
     }
-    if (0 != desc->send_start_ns) {
-        mca_pml_ob1_direct_model_sent(desc->send_peer, desc->send_key, desc->path_hint, NULL,
-                                      false, mca_pml_ob1_direct_model_now() - desc->send_start_ns);
+    if (0 != desc->send_start_ns || desc->send_timed) {
+        uint64_t now = mca_pml_ob1_direct_model_now();
+
+        if (0 != desc->send_start_ns) {
+            mca_pml_ob1_direct_model_sent(desc->send_peer, desc->send_key, desc->path_hint, NULL,
+                                          false, now - desc->send_start_ns);
+        }
+        desc->send_done_ns = now;
     }
     sendreq = desc->sendreq;
     sendreq->req_direct = NULL;
@@ -1078,13 +1084,16 @@ static bool direct_send_poll(mca_pml_ob1_direct_desc_t *desc)
             return false;
         }
         if (desc->send_timed) {
-            /* ends at the receiver's completion, as an eager send's sample
-             * does: every chunk is copied by then, whoever copied it, and
-             * this side's own completion is only its poll seeing that
-             * (after the next message's header, often) */
+            /* ends when both sides are done: the later of the receiver's
+             * completion and this side's.  A blocking sender goes on only
+             * at its own, and a reply can come in before it (an eager
+             * sender is done at once: its sample ends at the unpack) */
             opal_atomic_rmb(); /* the receiver's stamp before its flag */
-            mca_pml_ob1_direct_model_send_done(&desc->send_choice, desc->recv_done_ns, false,
-                                               0 != desc->recv_trial);
+            mca_pml_ob1_direct_model_send_done(&desc->send_choice,
+                                               desc->recv_done_ns > desc->send_done_ns
+                                                   ? desc->recv_done_ns
+                                                   : desc->send_done_ns,
+                                               false, 0 != desc->recv_trial);
         }
         direct_desc_unref(desc); /* the receiver's reference */
     } /* DECLINED: its ACK gave the receiver's reference back (or the

@@ -126,6 +126,8 @@ struct mca_pml_ob1_direct_desc_t {
     /** a leader's timed send (mca_pml_ob1_direct_model_sent): its start,
      *  0 when not timed, the peer's name and the send layout's shape key */
     uint64_t send_start_ns, send_peer, send_key;
+    /** when send_timed: this side's time at completion (every byte copied) */
+    uint64_t send_done_ns;
     /** the sender's choice of a rendezvous for what fits an eager
      *  fragment, timed when send_timed */
     mca_pml_ob1_direct_send_choice_t send_choice;

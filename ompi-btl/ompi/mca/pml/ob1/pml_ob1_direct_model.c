@@ -131,11 +131,13 @@
  * (the rendezvous, the engine's eager send, ob1's own) with the same
  * rules, in records of the same table keyed by the send layout's
  * predictions (model_send_predict).  A send costs its time from its start
- * to the receiver's completion, every byte copied: a rendezvous's receiver
- * writes its time into the descriptor; an eager send's receiver writes it
- * into the sender's clock for it (model_clock), armed with the message's
- * context and sequence number, which it finds through the descriptor of
- * an earlier rendezvous (a sender's first timed send to a peer is one).  A
+ * until both sides are done with it: a rendezvous to the later of the
+ * sender's completion and the receiver's, which the receiver writes into
+ * the descriptor; an eager send (its sender is done at once) to the
+ * receiver's unpack, which the receiver writes into the sender's clock for
+ * it (model_clock), armed with the message's context and sequence number,
+ * which it finds through the descriptor of an earlier rendezvous (a
+ * sender's first timed send to a peer is one).  A
  * rendezvous costs what the receiver's settled choice costs: one that the
  * receiver takes on a path it tries, or on one its leader tries, is no
  * sample.

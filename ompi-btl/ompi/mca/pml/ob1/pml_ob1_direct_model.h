@@ -144,10 +144,11 @@ bool mca_pml_ob1_direct_model_eager_arm(uint64_t peer, uint16_t ctx, uint16_t se
                                         mca_pml_ob1_direct_send_choice_t *choice);
 
 /** Sender, at the end of a timed send (choice->start_ns != 0): end_ns is
- *  the receiver's completion, 0 when unknown (no sample); declined: the
- *  receiver answered a rendezvous with ob1's ACK (copy-in/copy-out, which
- *  costs an eager send plus a handshake); trial: the receiver took a path
- *  it tries, not its settled choice (no sample). */
+ *  when both sides were done with it (an eager send: the receiver's
+ *  unpack), 0 when unknown (no sample); declined: the receiver answered a
+ *  rendezvous with ob1's ACK (copy-in/copy-out, which costs an eager send
+ *  plus a handshake); trial: the receiver took a path it tries, not its
+ *  settled choice (no sample). */
 void mca_pml_ob1_direct_model_send_done(mca_pml_ob1_direct_send_choice_t *choice,
                                         uint64_t end_ns, bool declined, bool trial);
 
