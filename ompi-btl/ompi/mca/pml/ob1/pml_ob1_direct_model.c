@@ -105,10 +105,12 @@
  * the choice holds (at most MODEL_RECHECK_MAX), so that re-checks cost a
  * pair at most about 1/`recheck` of its time.  A path replaces the one in
  * force only when it is cheaper by MODEL_MARGIN too.  Between re-checks a
- * newly settled pair times one message in MODEL_MEASURE_EVERY, and once
- * its choice has held at a re-check (or for an interval, with nothing to
- * re-check), one in 1/MODEL_RING of the doubled interval, so that the best
- * path's ring spans about one interval (model_choice_held).  A pair of
+ * newly settled pair times one message in MODEL_MEASURE_EVERY (a sender's
+ * record, MODEL_SEND_EVERY: a timed eager send moves cache lines between
+ * the cores), and once its choice has held at a re-check (or for an
+ * interval, with nothing to re-check), one in 1/MODEL_RING of the doubled
+ * interval, so that the best path's ring spans about one interval
+ * (model_choice_held).  A pair of
  * layouts' predictions are computed at its first match and kept
  * (model_predictions), and so is a settled pair's choice until a sample
  * comes in (model_settled): on a small message the model's work at match
@@ -180,6 +182,7 @@
 #define MODEL_MARGIN 0.03        /* the other path must be this much faster */
 #define MODEL_RECHECK_MAX 4096u  /* longest interval between re-checks */
 #define MODEL_MEASURE_EVERY 8u   /* a newly settled pair times one message in this many */
+#define MODEL_SEND_EVERY 32u     /* and a sender's record (a timed eager send costs both cores) */
 #define MODEL_LOST_MAX 16u       /* timed messages of a path with no sample before it is left */
 #define MODEL_TRIED_MAX 32u      /* rendezvous on a receiver's trial not kept, at most in a row */
 #define MODEL_CLOCKS 64          /* timed eager sends' stamps, one per peer (direct-mapped) */
@@ -439,6 +442,7 @@ struct mca_pml_ob1_direct_pair_t {
     unsigned interval, until_check;         /* re-check schedule */
     unsigned settled;                       /* messages on best since */
     unsigned every;                         /* times one in this many */
+    unsigned every_min;                     /* every, newly settled */
     unsigned n[MCA_PML_OB1_DIRECT_PATHS];   /* samples kept */
     double least[MCA_PML_OB1_DIRECT_PATHS]; /* each path's cost: its least sample */
     uint64_t first[MCA_PML_OB1_DIRECT_PATHS];               /* msgs at a path's first sample */
@@ -827,7 +831,8 @@ static uint64_t model_shape_key(const opal_datatype_direct_shape_t *x)
     return h ? h : 1;
 }
 
-static struct mca_pml_ob1_direct_pair_t *model_pair(uint64_t sig)
+/* The record of sig; a new one times one message in every_min once settled. */
+static struct mca_pml_ob1_direct_pair_t *model_pair(uint64_t sig, unsigned every_min)
 {
     struct mca_pml_ob1_direct_pair_t *p = &state.pairs[(sig ^ (sig >> 29)) % MODEL_PAIRS];
 
@@ -835,7 +840,7 @@ static struct mca_pml_ob1_direct_pair_t *model_pair(uint64_t sig)
         memset(p, 0, sizeof(*p)); /* a new pair takes the slot */
         p->sig = sig;
         p->best = -1;
-        p->every = MODEL_MEASURE_EVERY;
+        p->every = p->every_min = every_min;
     }
     return p;
 }
@@ -909,8 +914,8 @@ static unsigned model_recheck_after(unsigned interval, double best, double secon
 static void model_choice_held(struct mca_pml_ob1_direct_pair_t *p)
 {
     p->interval = p->interval < MODEL_RECHECK_MAX / 2 ? 2 * p->interval : MODEL_RECHECK_MAX;
-    p->every = p->interval / MODEL_RING > MODEL_MEASURE_EVERY ? p->interval / MODEL_RING
-                                                              : MODEL_MEASURE_EVERY;
+    p->every = p->interval / MODEL_RING > p->every_min ? p->interval / MODEL_RING
+                                                       : p->every_min;
 }
 
 /* The path for the next message of pair p, the model's being `path`; ns
@@ -1019,7 +1024,7 @@ static int model_learned_path(struct mca_pml_ob1_direct_pair_t *p, int path, con
         p->interval = model.recheck;
         p->until_check = model_recheck_after(p->interval, best_cost, second_cost);
         p->settled = 0;
-        p->every = MODEL_MEASURE_EVERY;
+        p->every = p->every_min;
     }
     *countdown = 0 != model.recheck && second >= 0;
     if (*countdown && 0 == --p->until_check) {
@@ -1247,7 +1252,7 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
             double send[MCA_PML_OB1_DIRECT_PATHS];
             bool sends = NULL != ld && model_send_costs(ld, send);
             choice->sig = pr->sig;
-            choice->pair = model_pair(pr->sig);
+            choice->pair = model_pair(pr->sig, MODEL_MEASURE_EVERY);
             path = model_learned_path(choice->pair, path, pr->ns, pr->lo, sends ? send : NULL,
                                       &timed, &settled, &countdown);
             choice->trial = !settled;
@@ -1551,7 +1556,7 @@ int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layo
     }
     OPAL_THREAD_LOCK(&state.lock);
     model_clock_collect(peer);
-    p = model_pair(m->sig);
+    p = model_pair(m->sig, MODEL_SEND_EVERY);
     if (p->best >= 0 && 0 != p->settled % p->every &&
         !(m->countdown && p->until_check <= 1)) {
         /* a settled record between its timed messages */
