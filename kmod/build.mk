@@ -39,7 +39,7 @@ endef
 # kmod_build DIR KDIR: stage and build DIR/pvas.ko against KDIR (W=1, no warnings)
 define kmod_build
 	$(call kmod_stage,$(1))
-	$(Q)nice $(MAKE) -s -C $(2) M=$(abspath $(1)) W=1 modules 2>&1 | \
+	+$(Q)nice $(MAKE) -s -C $(2) M=$(abspath $(1)) W=1 modules 2>&1 | \
 		grep -v 'Skipping BTF generation' | tee $(1)/build.log; \
 		test -f $(1)/pvas.ko && ! grep -q 'warning:' $(1)/build.log
 endef
