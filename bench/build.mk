@@ -34,6 +34,7 @@ BENCH_DEPS_STAMP := $(BUILD)/.deps-bench
 ALL_TARGETS += $(BENCH_BINS) $(BENCH_OUT)/mpi.env
 TEST_SUITES += "tests/bench/check.sh --bin $(BENCH_OUT)"
 TEST_SUITES += tests/bench/ratios.py
+TEST_SUITES += tests/bench/model_stats.py
 DEMO_DEPS += bench-demo
 BENCH_DEPS += bench-full
 
