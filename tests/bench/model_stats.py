@@ -14,40 +14,19 @@ tests/bench/model-stats/:
 Needs only python3 (no MPI, no build).
 """
 import glob
-import importlib.machinery
-import importlib.util
 import json
 import os
 import sys
 
 sys.dont_write_bytecode = True
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import ROOT, Tap, load_script  # noqa: E402
 
-n = fails = 0
-
-
-def tap(ok, name, diag=None):
-    global n, fails
-    n += 1
-    print("%s %d %s" % ("ok" if ok else "not ok", n, name))
-    if not ok:
-        fails += 1
-        if diag:
-            print("# " + diag.replace("\n", "\n# "))
-
-
-def load_model_check():
-    path = os.path.join(ROOT, "bench", "model-check")
-    loader = importlib.machinery.SourceFileLoader("bench_model_check", path)
-    spec = importlib.util.spec_from_loader("bench_model_check", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+tap = Tap()
 
 
 def main():
-    mc = load_model_check()
+    mc = load_script("model-check")
     fixtures = sorted(glob.glob(os.path.join(ROOT, "tests/bench/model-stats/*.stderr")))
     if not fixtures:
         tap(False, "fixtures in tests/bench/model-stats")
@@ -63,8 +42,7 @@ def main():
         got = {k: v[0] for k, v in mc.model_stats(lines).items() if k in mc.PATHS}
         tap(got == want["launch"], "%s: the launch's messages per path" % name,
             "got %s, expected %s" % (got, want["launch"]))
-    print("1..%d" % n)
-    return 1 if fails else 0
+    return tap.plan()
 
 
 if __name__ == "__main__":

@@ -16,8 +16,6 @@ hand-computed ones.  bench/compare's before/after summary (--baseline) is
 checked on three hand-made cases.  Needs only python3 (no MPI, no build).
 """
 import glob
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
@@ -25,31 +23,11 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import ROOT, Tap, load_script  # noqa: E402
 import benchlib  # noqa: E402
 
-n = fails = 0
-
-
-def tap(ok, name, diag=None):
-    global n, fails
-    n += 1
-    print("%s %d %s" % ("ok" if ok else "not ok", n, name))
-    if not ok:
-        fails += 1
-        if diag:
-            print("# " + diag)
-
-
-def load_compare():
-    """bench/compare (a script without .py) as a module."""
-    path = os.path.join(ROOT, "bench", "compare")
-    loader = importlib.machinery.SourceFileLoader("bench_compare", path)
-    spec = importlib.util.spec_from_loader("bench_compare", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+tap = Tap()
 
 
 def compare_counts(compare, rows):
@@ -96,7 +74,7 @@ def baseline_check(compare):
 
 
 def main():
-    compare = load_compare()
+    compare = load_script("compare")
     baseline_check(compare)
     fixtures = sorted(glob.glob(os.path.join(ROOT, "tests", "bench", "fixtures", "*", "")))
     tap(len(fixtures) >= 2, "at least two fixtures in tests/bench/fixtures (%d)" % len(fixtures))
@@ -124,8 +102,7 @@ def main():
                   and abs(rt[0] - rt_want) < 1e-9)
             tap(ok, "%s: %s: ratio of medians %s, per-round ratio %s = hand-computed %s, %s"
                 % (name, case, rm and "%.3f" % rm, rt and "%.3f" % rt[0], rm_want, rt_want))
-    print("1..%d" % n)
-    return 1 if fails else 0
+    return tap.plan()
 
 
 if __name__ == "__main__":
