@@ -19,14 +19,14 @@ import os
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from taplib import ROOT, Tap, load_script  # noqa: E402
 
 tap = Tap()
 
 
 def main():
-    mc = load_script("model-check")
+    mc = load_script("bench/model-check")
     fixtures = sorted(glob.glob(os.path.join(ROOT, "tests/bench/model-stats/*.stderr")))
     if not fixtures:
         tap(False, "fixtures in tests/bench/model-stats")

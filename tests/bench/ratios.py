@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from taplib import ROOT, Tap, load_script  # noqa: E402
 import benchlib  # noqa: E402
 
@@ -74,7 +74,7 @@ def baseline_check(compare):
 
 
 def main():
-    compare = load_script("compare")
+    compare = load_script("bench/compare")
     baseline_check(compare)
     fixtures = sorted(glob.glob(os.path.join(ROOT, "tests", "bench", "fixtures", "*", "")))
     tap(len(fixtures) >= 2, "at least two fixtures in tests/bench/fixtures (%d)" % len(fixtures))

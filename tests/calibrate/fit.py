@@ -9,30 +9,14 @@ under 64 bytes with a line or more of gap to the next, none for larger
 blocks); the lines beyond the cache and beyond the TLB's pages must be
 counted as the model counts them, with the TLB's reach where the
 page-strided sweeps step up; the pingpong's shape fields must parse."""
-import importlib.machinery
-import importlib.util
 import os
 import sys
 
 sys.dont_write_bytecode = True
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-n = fails = 0
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from taplib import Tap, load_script  # noqa: E402
 
-
-def tap(ok, name):
-    global n, fails
-    n += 1
-    fails += not ok
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, name))
-
-
-def load():
-    path = os.path.join(ROOT, "ompi-btl", "calibrate", "pvas-calibrate")
-    loader = importlib.machinery.SourceFileLoader("pvas_calibrate_py", path)
-    spec = importlib.util.spec_from_loader("pvas_calibrate_py", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+tap = Tap()
 
 
 def made_samples(cal, q, cases):
@@ -49,7 +33,7 @@ def made_samples(cal, q, cases):
 
 
 def main():
-    cal = load()
+    cal = load_script("ompi-btl/calibrate/pvas-calibrate")
     p = {"block_direct": [0.3, 0.5, 4, 9, 18, 25, 50], "block_pack": [2.5, 2, 4, 9, 18, 25, 50],
          "run_direct": 2.0, "g1": 0.03, "index_pack": 3.0, "frag_bytes": 65536, "cache": 2 << 20,
          "tlb": 8 << 20}
@@ -255,8 +239,7 @@ def main():
         and res["staged"][0] < 1e-6 and any(x.startswith("# TLB: holds 4096 pages") for x in notes),
         "the fit uses the measured TLB: tlb %s, walk %.4g (made with %.4g), staged error %.2g" %
         (got["tlb"], got["walk"], q["walk"], res["staged"][0]))
-    print("1..%d" % n)
-    return 1 if fails else 0
+    return tap.plan()
 
 
 if __name__ == "__main__":

@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""tests/bench/taplib.py: what the Python TAP suites of tests/bench share:
-numbered TAP lines, and bench's scripts (files without .py) as modules."""
+"""tests/taplib.py: what the Python TAP suites under tests/ share: numbered
+TAP lines, and the project's scripts (files without .py) as modules."""
 import importlib.machinery
 import importlib.util
 import os
 import sys
 
 sys.dont_write_bytecode = True
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 
@@ -31,10 +31,10 @@ class Tap:
         return 1 if self.fails else 0
 
 
-def load_script(name):
-    """bench/NAME as a module."""
-    path = os.path.join(ROOT, "bench", name)
-    modname = "bench_" + name.replace("-", "_")
+def load_script(relpath):
+    """The script at ROOT/relpath (e.g. bench/compare) as a module."""
+    path = os.path.join(ROOT, relpath)
+    modname = relpath.replace("/", "_").replace("-", "_")
     loader = importlib.machinery.SourceFileLoader(modname, path)
     spec = importlib.util.spec_from_loader(modname, loader)
     mod = importlib.util.module_from_spec(spec)
