@@ -13,8 +13,8 @@
 #   - learning off: every send of both ranks goes by ob1's own eager send;
 #   - learning on, every choice explored (pml_ob1_direct_model_explore 0:
 #     how far the model's prediction for the engine's eager send is off
-#     depends on the CPU): the receivers stamp the timed eager sends (own
-#     and engine), and each rank leaves ob1's own eager send for the
+#     depends on the CPU): eager sends (own and engine) are timed over
+#     their cycles, and each rank leaves ob1's own eager send for the
 #     engine's: at most a quarter of its sends go by ob1's own;
 # and every message's data is right (the program checks them).
 #
@@ -85,9 +85,9 @@ for r in 0 1; do
 	done
 done
 if [ "$timed" -gt 0 ]; then
-	ok "learning on: the receivers stamped $timed timed eager sends"
+	ok "learning on: $timed eager sends timed over their cycles"
 else
-	not_ok "learning on: no eager send was timed (the receiver's stamp never came)"
+	not_ok "learning on: no eager send was timed (no cycle closed)"
 	grep -F '[pml_ob1 direct' "$log" | diag
 fi
 o0=$(field "$log" 0 own 1)

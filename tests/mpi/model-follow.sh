@@ -20,9 +20,9 @@
 # pml_ob1_direct_model forced it (a fourth run, forced direct: none).
 # A fifth run, learning on with a 4-KiB vector that fits btl/pvas's eager
 # fragment: each rank's sender corrects its choice, and while rank 0 tries
-# its receive paths (pml_ob1_direct_model_explore 0), the rendezvous it
-# receives (rank 1's) and those rank 1 receives on the path rank 0 names
-# (rank 0's) are not kept as the senders' samples: both ranks report
+# its receive paths (pml_ob1_direct_model_explore 0), a send cycle in which
+# a rank received on a path tried (rank 0's own trials, or the path rank 0
+# names to rank 1) is not kept as the sender's sample: both ranks report
 # some "not kept".
 #
 # Environment: OMPI_PREFIX, BUILD, PVAS_TEST_FORK_AGENT, PVAS_MPI_TIMEOUT
@@ -141,9 +141,9 @@ k0=$(kept "$log" 0)
 k1=$(kept "$log" 1)
 what="4 KiB, learning on: rendezvous not kept ${k0:-none} (rank 0), ${k1:-none} (rank 1) (exit $rc)"
 if [ "$rc" = 0 ] && [ "${k0:-0}" -gt 0 ] && [ "${k1:-0}" -gt 0 ]; then
-	ok "$what: no sender sample from a receiver's trial path"
+	ok "$what: no sender sample from a cycle with a path tried"
 else
-	not_ok "$what: expected both senders to keep no sample of some trial rendezvous"
+	not_ok "$what: expected both senders to keep no sample of some cycles with a path tried"
 	grep -F '[pml_ob1 direct' "$log" | diag
 fi
 [ "$failed" = 0 ]

@@ -850,22 +850,11 @@ static bool direct_engine_unpack(mca_pml_ob1_recv_request_t *recvreq,
 }
 
 void mca_pml_ob1_direct_unpack(mca_pml_ob1_recv_request_t *recvreq,
-                               const mca_btl_base_module_t *btl,
-                               const mca_pml_ob1_match_hdr_t *hdr, struct iovec *iov,
+                               const mca_btl_base_module_t *btl, struct iovec *iov,
                                uint32_t iov_count, size_t *bytes)
 {
     if (!direct_engine_unpack(recvreq, btl, iov, iov_count, *bytes)) {
         opal_convertor_unpack(&recvreq->req_recv.req_base.req_convertor, iov, &iov_count, bytes);
-    }
-    /* a sender times only what may take the direct rendezvous */
-    if (OPAL_UNLIKELY(mca_pml_ob1_direct_model_clocks_known()) &&
-        (btl->btl_flags & MCA_BTL_FLAGS_SHARED_ADDR_SPACE) &&
-        *bytes >= mca_pml_ob1_direct_params.min_size) {
-        const ompi_proc_t *proc = ompi_comm_peer_lookup(recvreq->req_recv.req_base.req_comm,
-                                                        hdr->hdr_src);
-        uint64_t key = mca_pml_ob1_direct_name_key(&proc->super.proc_name);
-
-        mca_pml_ob1_direct_model_eager_received(key, hdr->hdr_ctx, hdr->hdr_seq);
     }
 }
 
@@ -922,12 +911,6 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
         how = mca_pml_ob1_direct_model_send(peer_key, layout, cached ? &cached->send : NULL,
                                             engine_ok, &choice);
     }
-    if (MCA_PML_OB1_DIRECT_SEND_RNDV != how && 0 != choice.start_ns &&
-        !mca_pml_ob1_direct_model_eager_arm(peer_key,
-                                            (uint16_t) base->req_base.req_comm->c_contextid,
-                                            (uint16_t) base->req_base.req_sequence, &choice)) {
-        choice.start_ns = 0; /* the peer cannot stamp it: not timed */
-    }
     if (MCA_PML_OB1_DIRECT_SEND_OWN == how) {
         /* ob1's own eager send, the convertor packing, is cheaper */
         opal_datatype_direct_layout_release(release);
@@ -977,10 +960,6 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
     desc->path_hint_trial = hint_trial;
     desc->recv_trial = 0;
     desc->send_choice = choice;
-    desc->send_timed = 0 != choice.start_ns;
-    desc->clocks = mca_pml_ob1_direct_model_clocks(peer_key);
-    desc->recv_done_ns = 0;
-    desc->send_done_ns = 0;
     desc->send_start_ns = start;
     if (0 != start) { /* a leader's timed send */
         desc->send_peer = peer_key;
@@ -1039,14 +1018,9 @@ static void direct_send_complete(mca_pml_ob1_direct_desc_t *desc)
                                                 MCA_PML_OB1_DIRECT_DONE)) {
         return;
     }
-    if (0 != desc->send_start_ns || desc->send_timed) {
-        uint64_t now = mca_pml_ob1_direct_model_now();
-
-        if (0 != desc->send_start_ns) {
-            mca_pml_ob1_direct_model_sent(desc->send_peer, desc->send_key, desc->path_hint, NULL,
-                                          false, now - desc->send_start_ns);
-        }
-        desc->send_done_ns = now;
+    if (0 != desc->send_start_ns) {
+        mca_pml_ob1_direct_model_sent(desc->send_peer, desc->send_key, desc->path_hint, NULL,
+                                      false, mca_pml_ob1_direct_model_now() - desc->send_start_ns);
     }
     sendreq = desc->sendreq;
     sendreq->req_direct = NULL;
@@ -1083,17 +1057,8 @@ static bool direct_send_poll(mca_pml_ob1_direct_desc_t *desc)
         if (!desc->recv_done) {
             return false;
         }
-        if (desc->send_timed) {
-            /* ends when both sides are done: the later of the receiver's
-             * completion and this side's.  A blocking sender goes on only
-             * at its own, and a reply can come in before it (an eager
-             * sender is done at once: its sample ends at the unpack) */
-            opal_atomic_rmb(); /* the receiver's stamp before its flag */
-            mca_pml_ob1_direct_model_send_done(&desc->send_choice,
-                                               desc->recv_done_ns > desc->send_done_ns
-                                                   ? desc->recv_done_ns
-                                                   : desc->send_done_ns,
-                                               false, 0 != desc->recv_trial);
+        if (0 != desc->recv_trial) {
+            mca_pml_ob1_direct_model_send_tried(&desc->send_choice);
         }
         direct_desc_unref(desc); /* the receiver's reference */
     } /* DECLINED: its ACK gave the receiver's reference back (or the
@@ -1114,7 +1079,9 @@ void mca_pml_ob1_direct_send_declined(mca_pml_ob1_send_request_t *sendreq)
     sendreq->req_direct = NULL;
     opal_datatype_direct_layout_release(desc->send_layout_release);
     desc->send_layout_release = NULL;
-    mca_pml_ob1_direct_model_send_done(&desc->send_choice, 0, true, 0 != desc->recv_trial);
+    if (0 != desc->recv_trial) {
+        mca_pml_ob1_direct_model_send_tried(&desc->send_choice);
+    }
     direct.sent--;
     direct.bytes_total -= desc->length;
     direct.fallback++;
@@ -1146,9 +1113,6 @@ static bool direct_recv_try_finish(mca_pml_ob1_recv_request_t *recvreq)
         return false;
     }
     recvreq->req_direct = NULL;
-    if (desc->send_timed) {
-        desc->recv_done_ns = mca_pml_ob1_direct_model_now(); /* the sender's sample */
-    }
     opal_atomic_mb(); /* every access to the descriptor before the flag */
     desc->recv_done = 1;
     /* the descriptor may be gone from here on */
@@ -1170,9 +1134,6 @@ static void direct_recv_whole(mca_pml_ob1_recv_request_t *recvreq,
     desc->claims = (int64_t) ((uint64_t) 1 << 32);
     desc->copied = (int64_t) desc->length;
     recvreq->req_direct = NULL;
-    if (desc->send_timed) {
-        desc->recv_done_ns = mca_pml_ob1_direct_model_now(); /* the sender's sample */
-    }
     /* a release fence: the data, the claim, the count and every read of
      * the descriptor before the flags */
     opal_atomic_wmb();
@@ -1221,8 +1182,6 @@ int mca_pml_ob1_direct_recv_start(mca_pml_ob1_recv_request_t *recvreq,
                                           .lead = direct_lower(name),
                                           .hint = desc->path_hint,
                                           .hint_trial = 0 != desc->path_hint_trial};
-
-        mca_pml_ob1_direct_model_peer_clocks(peer.name, desc->clocks);
 
         path = mca_pml_ob1_direct_model_choose(send_layout, layout, btl->btl_max_send_size,
                                                0 != desc->stage_nchunks, &peer,

@@ -75,12 +75,6 @@ struct mca_pml_ob1_direct_desc_t {
     int32_t path_hint;
     /** path_hint is a path the sender tries, not its settled choice */
     int32_t path_hint_trial;
-    /** the receiver stamps recv_done_ns: the sender times this message
-     *  (send_choice) */
-    int32_t send_timed;
-    /** the sender's stamps of its timed eager sends
-     *  (mca_pml_ob1_direct_model_clocks) */
-    void *clocks;
 
     /** the staging ring (MCA_PML_OB1_DIRECT_STAGE_SLOTS chunks of
      *  stage_chunk bytes), NULL when there is none, and its pool item */
@@ -103,8 +97,6 @@ struct mca_pml_ob1_direct_desc_t {
     /** the receiver's last access: it never touches the descriptor again
      *  (it replaces a FIN message) */
     volatile int32_t recv_done;
-    /** when send_timed: the receiver's time at completion, before recv_done */
-    uint64_t recv_done_ns;
     /** chunks claimed: low 32 bits from the front, high 32 bits from the
      *  back (see sender_from_back) */
     volatile int64_t claims __opal_attribute_aligned__(64);
@@ -126,10 +118,8 @@ struct mca_pml_ob1_direct_desc_t {
     /** a leader's timed send (mca_pml_ob1_direct_model_sent): its start,
      *  0 when not timed, the peer's name and the send layout's shape key */
     uint64_t send_start_ns, send_peer, send_key;
-    /** when send_timed: this side's time at completion (every byte copied) */
-    uint64_t send_done_ns;
     /** the sender's choice of a rendezvous for what fits an eager
-     *  fragment, timed when send_timed */
+     *  fragment (its cycle timed when send_choice.start_ns != 0) */
     mca_pml_ob1_direct_send_choice_t send_choice;
     volatile int32_t send_state; /**< MCA_PML_OB1_DIRECT_{ACTIVE,DONE,DECLINED} */
     volatile int32_t refs;       /**< sender's poll entry + receiver (until recv_done or its ACK) */
@@ -167,16 +157,14 @@ int mca_pml_ob1_direct_recv_start(struct mca_pml_ob1_recv_request_t *recvreq,
                                   mca_pml_ob1_rendezvous_hdr_t *hdr);
 
 /**
- * Receiver: unpack the iov of an eager message (header hdr) that matched
- * recvreq on arrival (*bytes of data, unpacked on return) as
- * opal_convertor_unpack would, with the engine's compiled layout of the
- * receive datatype when the BTL shares this address space (else, or for a
- * contiguous, heterogeneous or truncated receive, with the convertor).
- * Stamps the unpack's end when the sender timed the message.
+ * Receiver: unpack the iov of an eager message that matched recvreq on
+ * arrival (*bytes of data, unpacked on return) as opal_convertor_unpack
+ * would, with the engine's compiled layout of the receive datatype when
+ * the BTL shares this address space (else, or for a contiguous,
+ * heterogeneous or truncated receive, with the convertor).
  */
 void mca_pml_ob1_direct_unpack(struct mca_pml_ob1_recv_request_t *recvreq,
-                               const mca_btl_base_module_t *btl,
-                               const mca_pml_ob1_match_hdr_t *hdr, struct iovec *iov,
+                               const mca_btl_base_module_t *btl, struct iovec *iov,
                                uint32_t iov_count, size_t *bytes);
 
 /** Sender: a normal ACK answered a direct RNDV: drop the direct state. */

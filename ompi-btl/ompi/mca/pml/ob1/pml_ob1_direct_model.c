@@ -106,12 +106,12 @@
  * pair at most about 1/`recheck` of its time.  A path replaces the one in
  * force only when it is cheaper by MODEL_MARGIN too.  Between re-checks a
  * newly settled pair times one message in MODEL_MEASURE_EVERY (a sender's
- * record, MODEL_SEND_EVERY: a timed eager send moves cache lines between
- * the cores), and once its choice has held at a re-check (or for an
- * interval, with nothing to re-check), one in 1/MODEL_RING of the doubled
- * interval, so that the best path's ring spans about one interval
- * (model_choice_held).  A pair of
- * layouts' predictions are computed at its first match and kept
+ * record, MODEL_SEND_EVERY: a small message's clock reads and record cost
+ * more than its choice saves), and once its choice has held at a re-check
+ * (or for an interval, with nothing to re-check), one in 1/MODEL_RING of
+ * the doubled interval, so that the best path's ring spans about one
+ * interval (model_choice_held).  A pair of layouts' predictions are
+ * computed at its first match and kept
  * (model_predictions), and so is a settled pair's choice until a sample
  * comes in (model_settled): on a small message the model's work at match
  * is on the critical path.
@@ -132,17 +132,14 @@
  * Every sender corrects its own choice for what fits an eager fragment
  * (the rendezvous, the engine's eager send, ob1's own) with the same
  * rules, in records of the same table keyed by the send layout's
- * predictions (model_send_predict).  A send costs its time from its start
- * until both sides are done with it: a rendezvous to the later of the
- * sender's completion and the receiver's, which the receiver writes into
- * the descriptor; an eager send (its sender is done at once) to the
- * receiver's unpack, which the receiver writes into the sender's clock for
- * it (model_clock), armed with the message's context and sequence number,
- * which it finds through the descriptor of an earlier rendezvous (a
- * sender's first timed send to a peer is one).  A
- * rendezvous costs what the receiver's settled choice costs: one that the
- * receiver takes on a path it tries, or on one its leader tries, is no
- * sample.
+ * predictions (model_send_predict).  A send costs its cycle (model_cycle):
+ * the time from its start to the start of the next send of that record
+ * to the same peer.  That holds all it costs the sender's loop, whoever
+ * does the work: the receiver's unpack or copy, the handshake, the
+ * sender's wait for the receiver's completion, a reply that comes in
+ * before the sender has posted its receive.  A cycle in which this
+ * process took a path it tries on a receive, or in which the receiver of
+ * its rendezvous did, is no sample: it would carry the trial's cost.
  */
 
 #include "ompi_config.h"
@@ -182,11 +179,11 @@
 #define MODEL_MARGIN 0.03        /* the other path must be this much faster */
 #define MODEL_RECHECK_MAX 4096u  /* longest interval between re-checks */
 #define MODEL_MEASURE_EVERY 8u   /* a newly settled pair times one message in this many */
-#define MODEL_SEND_EVERY 32u     /* and a sender's record (a timed eager send costs both cores) */
+#define MODEL_SEND_EVERY 32u     /* and a sender's record (its messages are the smallest) */
 #define MODEL_LOST_MAX 16u       /* timed messages of a path with no sample before it is left */
-#define MODEL_TRIED_MAX 32u      /* rendezvous on a receiver's trial not kept, at most in a row */
-#define MODEL_CLOCKS 64          /* timed eager sends' stamps, one per peer (direct-mapped) */
-#define MODEL_CLOCK_WAIT 64u     /* sends to a peer before a stamp that never came is given up */
+#define MODEL_TRIED_MAX 32u      /* send cycles with a path tried not kept, at most in a row */
+#define MODEL_CYCLES 64          /* a sender's timed cycles, one per peer (direct-mapped) */
+#define MODEL_CYCLE_WAIT 64u     /* sends to a peer before a cycle that never closed is given up */
 #define MODEL_SEND_SIG 0x73656e64u /* mixed into a sender's record key ("send") */
 
 static const char *const path_name[MCA_PML_OB1_DIRECT_PATHS] = {"direct", "cico", "staged"};
@@ -492,28 +489,14 @@ struct model_lead {
     double send_least[MCA_PML_OB1_DIRECT_PATHS]; /* the least of each ring */
 } __opal_attribute_aligned__(64);
 
-/* A timed eager send to one peer, in the sender's memory: the receiver
- * stamps the end of its unpack.  The sender writes it when it times a
- * send to that peer, the receiver when it unpacks that message. */
-struct model_clock {
-    volatile uint64_t peer;    /* the receiver the armed send goes to */
-    volatile uint64_t done_ns; /* the receiver's stamp, 0: none yet */
-    volatile int32_t armed;    /* (ctx << 16 | seq) + 1 of the timed message, 0: none */
-} __opal_attribute_aligned__(64);
-
-/* The sender's own side of a clock: which peer, and the send it times. */
-struct model_clock_own {
-    uint64_t peer;     /* 0: free */
-    bool attached;     /* a direct rendezvous told the peer where the clocks are */
-    bool pending;      /* a timed send waits for its stamp */
-    unsigned waited;   /* sends to peer since */
-    mca_pml_ob1_direct_send_choice_t choice;
-};
-
-/* A sender's clocks, as a receiver knows them. */
-struct model_peer_clocks {
-    uint64_t peer;
-    struct model_clock *clocks;
+/* A sender's timed cycle to one peer: the send that opened it, until the
+ * next send of its record to that peer closes it. */
+struct model_cycle {
+    uint64_t peer;   /* 0: free */
+    mca_pml_ob1_direct_send_choice_t choice; /* start_ns 0: none open */
+    int32_t trials;  /* state.trials when it opened */
+    bool tried;      /* the receiver of its rendezvous took a path it tries */
+    unsigned waited; /* sends to peer of other records since */
 };
 
 static struct {
@@ -531,13 +514,10 @@ static struct {
     /* a sender's choices for what fits an eager fragment (statistics) */
     uint64_t send_count[MCA_PML_OB1_DIRECT_SENDS], send_chosen[MCA_PML_OB1_DIRECT_SENDS];
     uint64_t send_timed[MCA_PML_OB1_DIRECT_SENDS], send_lost[MCA_PML_OB1_DIRECT_SENDS];
-    uint64_t send_tried[MCA_PML_OB1_DIRECT_SENDS]; /* rendezvous the receiver tried a path on */
+    uint64_t send_tried[MCA_PML_OB1_DIRECT_SENDS]; /* cycles not kept: a path was tried */
     double send_predicted[MCA_PML_OB1_DIRECT_SENDS], send_measured[MCA_PML_OB1_DIRECT_SENDS];
-    uint64_t self; /* this process's name as a peer key */
-    struct model_clock clocks[MODEL_CLOCKS];
-    struct model_clock_own clock_own[MODEL_CLOCKS];
-    struct model_peer_clocks peer_clocks[MODEL_CLOCKS];
-    volatile int32_t peers_known; /* entries of peer_clocks in use */
+    struct model_cycle cycles[MODEL_CYCLES];
+    volatile int32_t trials; /* receives on a path tried (this process's or its leader's) */
 } state;
 
 void mca_pml_ob1_direct_model_init(void)
@@ -549,7 +529,6 @@ void mca_pml_ob1_direct_model_init(void)
     model_classes("pml_ob1_direct_model_cross_class", model.cross_class_str, default_cross_class,
                   model.cross_class);
     memset(&state, 0, sizeof(state));
-    state.self = mca_pml_ob1_direct_name_key(OMPI_PROC_MY_NAME);
     OBJ_CONSTRUCT(&state.lock, opal_mutex_t);
 }
 
@@ -579,7 +558,7 @@ void mca_pml_ob1_direct_model_fini(bool print, unsigned rank)
                 "[pml_ob1 direct model] rank %u: send %s count %" PRIu64
                 " predicted %.3f us measured %.3f us (means; %" PRIu64 " timed, %" PRIu64
                 " lost; %" PRIu64 " chosen by the model; %" PRIu64
-                " not kept: the receiver tried a path)\n",
+                " not kept: a path was tried)\n",
                 rank, send_name[h], state.send_count[h], state.send_predicted[h] / n / 1000.0,
                 state.send_measured[h] / m / 1000.0, state.send_timed[h], state.send_lost[h],
                 state.send_chosen[h], state.send_tried[h]);
@@ -1234,6 +1213,9 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
         choice->path = path;
         choice->trial = follow && peer->hint_trial;
         choice->start_ns = 0; /* not measured */
+        if (choice->trial) {
+            (void) OPAL_THREAD_ADD_FETCH32(&state.trials, 1);
+        }
         return path;
     }
     OPAL_THREAD_LOCK(&state.lock);
@@ -1278,6 +1260,9 @@ int mca_pml_ob1_direct_model_choose(const opal_datatype_direct_layout_t *sl,
     /* a time is needed by the pair's record, or by the statistics */
     timed = timed && (NULL != choice->pair || mca_pml_ob1_direct_params.stats);
     choice->start_ns = timed ? mca_pml_ob1_direct_model_now() : 0; /* 0: not timed */
+    if (choice->trial) {
+        (void) OPAL_THREAD_ADD_FETCH32(&state.trials, 1);
+    }
     return path;
 }
 
@@ -1340,17 +1325,15 @@ static void model_send_predict(const opal_datatype_direct_layout_t *sl,
     m->countdown = false;
 }
 
-/* A timed send's sample (see mca_pml_ob1_direct_model_send_done), under
- * state.lock.  A declined rendezvous went copy-in/copy-out, which costs
- * what an eager send costs plus a handshake: it counts as slower than any.
- * A rendezvous costs the sender what the receiver's settled choice costs:
- * one on a path the receiver tries is not a sample (the first messages of
- * a run are slow too, and the path in force is measured again before it is
- * left, so that re-measure must not land on another path's trial), unless
- * MODEL_TRIED_MAX in a row were not: a leader whose peer sends eagerly gets
- * few rendezvous of its own to settle on, and its hint stays a trial. */
+/* A closed cycle's sample, under state.lock: the send in choice cost
+ * end_ns - choice->start_ns (end_ns 0: the cycle never closed).  A cycle
+ * in which a path was tried (trial) is no sample (the path in force is
+ * measured again before it is left, and that re-measure must not land on
+ * another path's trial), unless MODEL_TRIED_MAX in a row were not: a
+ * leader whose peer sends eagerly gets few rendezvous of its own to settle
+ * on, and its hint stays a trial. */
 static void model_send_sample(const mca_pml_ob1_direct_send_choice_t *choice, uint64_t end_ns,
-                              bool declined, bool trial)
+                              bool trial)
 {
     struct mca_pml_ob1_direct_pair_t *p = choice->pair;
     int q = choice->how;
@@ -1364,22 +1347,17 @@ static void model_send_sample(const mca_pml_ob1_direct_send_choice_t *choice, ui
         state.send_tried[q]++;
         return;
     }
-    if (!declined && (0 == end_ns || end_ns < choice->start_ns)) {
+    if (0 == end_ns || end_ns < choice->start_ns) {
         state.send_lost[q]++;
         if (NULL != p && p->sig == choice->sig) {
             p->lost[q] += p->lost[q] < UINT_MAX;
         }
         return;
     }
-    if (declined) {
-        state.send_lost[q]++;
-        t = HUGE_VAL;
-    } else {
-        t = (double) (end_ns - choice->start_ns);
-        state.send_timed[q]++;
-        state.send_measured[q] += t;
-    }
-    if (NULL != p && p->sig == choice->sig && (declined || state.send_timed[q] > MODEL_WARMUP)) {
+    t = (double) (end_ns - choice->start_ns);
+    state.send_timed[q]++;
+    state.send_measured[q] += t;
+    if (NULL != p && p->sig == choice->sig && state.send_timed[q] > MODEL_WARMUP) {
         p->tried[q] = 0;
         p->first[q] = 0 == p->n[q] ? p->msgs : p->first[q];
         p->last[q] = p->msgs;
@@ -1388,133 +1366,36 @@ static void model_send_sample(const mca_pml_ob1_direct_send_choice_t *choice, ui
     }
 }
 
-static inline unsigned model_clock_slot(uint64_t peer)
+/* The cycle slot of peer, NULL when another peer holds it. */
+static struct model_cycle *model_cycle(uint64_t peer)
 {
-    return (unsigned) ((peer * 0x9e3779b97f4a7c15ull) >> 58) % MODEL_CLOCKS;
-}
+    struct model_cycle *c =
+        &state.cycles[(unsigned) ((peer * 0x9e3779b97f4a7c15ull) >> 58) % MODEL_CYCLES];
 
-/* The sender's clock of peer, NULL when another peer holds its slot. */
-static struct model_clock_own *model_clock_own(uint64_t peer)
-{
-    struct model_clock_own *o = &state.clock_own[model_clock_slot(peer)];
-
-    if (0 == o->peer) {
-        o->peer = peer;
-    }
-    return o->peer == peer ? o : NULL;
-}
-
-/* Sender, under state.lock: the stamp of the timed eager send to peer,
- * when it came in, or giving up on it after MODEL_CLOCK_WAIT sends (the
- * message was not unpacked on arrival: the receive was posted late). */
-static void model_clock_collect(uint64_t peer)
-{
-    struct model_clock_own *o = &state.clock_own[model_clock_slot(peer)];
-    struct model_clock *c = &state.clocks[model_clock_slot(peer)];
-    mca_pml_ob1_direct_send_choice_t choice;
-    int32_t armed;
-    uint64_t done;
-
-    if (!o->pending || o->peer != peer) {
-        return;
-    }
-    armed = c->armed;
-    if (0 != armed && ++o->waited < MODEL_CLOCK_WAIT) {
-        return;
-    }
-    if (0 != armed && !opal_atomic_compare_exchange_strong_32(&c->armed, &armed, 0)) {
-        armed = 0; /* stamped just now */
-    }
-    opal_atomic_rmb(); /* the stamp before the flag */
-    done = 0 == armed ? c->done_ns : 0;
-    o->pending = false;
-    choice = o->choice;
-    model_send_sample(&choice, done, false, false);
-}
-
-void *mca_pml_ob1_direct_model_clocks(uint64_t peer)
-{
-    struct model_clock_own *o = &state.clock_own[model_clock_slot(peer)];
-
-    if (o->peer == peer && o->attached) {
-        return state.clocks; /* set once, under the lock; only ever set */
-    }
-    OPAL_THREAD_LOCK(&state.lock);
-    o = model_clock_own(peer);
-    if (NULL != o) {
-        o->attached = true;
-    }
-    OPAL_THREAD_UNLOCK(&state.lock);
-    return state.clocks;
-}
-
-void mca_pml_ob1_direct_model_peer_clocks(uint64_t peer, void *clocks)
-{
-    struct model_peer_clocks *pc = &state.peer_clocks[model_clock_slot(peer)];
-
-    if (NULL == clocks || (pc->peer == peer && pc->clocks == clocks)) {
-        return;
-    }
-    if (0 == pc->peer) {
-        (void) OPAL_THREAD_ADD_FETCH32(&state.peers_known, 1);
-    }
-    pc->clocks = NULL; /* no stamp into the old sender's clocks from here on */
-    opal_atomic_wmb();
-    pc->peer = peer;
-    opal_atomic_wmb();
-    pc->clocks = (struct model_clock *) clocks;
-}
-
-bool mca_pml_ob1_direct_model_clocks_known(void)
-{
-    return 0 != state.peers_known;
-}
-
-void mca_pml_ob1_direct_model_eager_received(uint64_t peer, uint16_t ctx, uint16_t seq)
-{
-    const struct model_peer_clocks *pc = &state.peer_clocks[model_clock_slot(peer)];
-    int32_t key = (int32_t) (((uint32_t) ctx << 16 | seq) + 1);
-    struct model_clock *c, *clocks = pc->clocks;
-    uint64_t now;
-
-    if (pc->peer != peer || NULL == clocks) {
-        return;
-    }
-    now = mca_pml_ob1_direct_model_now(); /* before the sender's line comes in */
-    c = &clocks[model_clock_slot(state.self)];
-    if (c->armed != key) {
-        return;
-    }
-    opal_atomic_rmb(); /* the receiver's name was written before the flag */
-    if (c->peer != state.self) {
-        return; /* armed for another receiver that shares the slot */
-    }
-    c->done_ns = now;
-    opal_atomic_wmb(); /* the stamp before the flag */
-    (void) opal_atomic_compare_exchange_strong_32(&c->armed, &key, 0);
-}
-
-bool mca_pml_ob1_direct_model_eager_arm(uint64_t peer, uint16_t ctx, uint16_t seq,
-                                        mca_pml_ob1_direct_send_choice_t *choice)
-{
-    struct model_clock_own *o;
-    struct model_clock *c = &state.clocks[model_clock_slot(peer)];
-    bool armed = false;
-
-    OPAL_THREAD_LOCK(&state.lock);
-    o = model_clock_own(peer);
-    if (NULL != o && o->attached && !o->pending) {
-        c->done_ns = 0;
+    if (0 == c->peer) {
         c->peer = peer;
-        opal_atomic_wmb();
-        c->armed = (int32_t) (((uint32_t) ctx << 16 | seq) + 1);
-        o->pending = true;
-        o->waited = 0;
-        o->choice = *choice;
-        armed = true;
     }
-    OPAL_THREAD_UNLOCK(&state.lock);
-    return armed;
+    return c->peer == peer ? c : NULL;
+}
+
+/* Sender, under state.lock, at a send of record sig to the peer of cycle
+ * c: closes c's open cycle when it is of that record (its sample ends
+ * now), or gives it up after MODEL_CYCLE_WAIT sends of other records to
+ * that peer (the layout is not sent again soon). */
+static void model_cycle_close(struct model_cycle *c, uint64_t sig)
+{
+    if (0 == c->choice.start_ns) {
+        return;
+    }
+    if (c->choice.sig == sig) {
+        model_send_sample(&c->choice, mca_pml_ob1_direct_model_now(),
+                          c->tried || c->trials != state.trials);
+    } else if (++c->waited >= MODEL_CYCLE_WAIT) {
+        model_send_sample(&c->choice, 0, false);
+    } else {
+        return;
+    }
+    c->choice.start_ns = 0;
 }
 
 int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layout_t *sl,
@@ -1523,7 +1404,7 @@ int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layo
 {
     mca_pml_ob1_direct_send_model_t local = {.sig = 0};
     struct mca_pml_ob1_direct_pair_t *p;
-    const struct model_clock_own *o;
+    struct model_cycle *c;
     bool timed = true, settled = false, countdown = false;
     int how;
 
@@ -1555,7 +1436,10 @@ int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layo
         return m->how;
     }
     OPAL_THREAD_LOCK(&state.lock);
-    model_clock_collect(peer);
+    c = model_cycle(peer);
+    if (NULL != c) {
+        model_cycle_close(c, m->sig);
+    }
     p = model_pair(m->sig, MODEL_SEND_EVERY);
     if (p->best >= 0 && 0 != p->settled % p->every &&
         !(m->countdown && p->until_check <= 1)) {
@@ -1568,36 +1452,40 @@ int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layo
     } else {
         how = model_learned_path(p, m->how, m->ns, m->lo, NULL, &timed, &settled, &countdown);
         m->countdown = countdown;
-        o = model_clock_own(peer);
-        if (timed && MCA_PML_OB1_DIRECT_SEND_RNDV != how && (NULL == o || !o->attached)) {
-            /* an eager send cannot be timed before the peer knows this
-             * process's clocks: a rendezvous first tells it */
-            how = MCA_PML_OB1_DIRECT_SEND_RNDV;
-        }
     }
     if (mca_pml_ob1_direct_params.stats) {
         state.send_count[how]++;
         state.send_chosen[how]++;
         state.send_predicted[how] += m->ns[how];
     }
-    OPAL_THREAD_UNLOCK(&state.lock);
-    if (timed) {
+    choice->how = how;
+    if (timed && NULL != c && 0 == c->choice.start_ns) {
+        /* one cycle per peer is open at a time: another record's send to
+         * the same peer may come between */
         choice->pair = p;
         choice->sig = m->sig;
+        choice->peer = peer;
         choice->start_ns = mca_pml_ob1_direct_model_now();
+        c->choice = *choice;
+        c->trials = state.trials;
+        c->tried = false;
+        c->waited = 0;
     }
-    return choice->how = how;
+    OPAL_THREAD_UNLOCK(&state.lock);
+    return how;
 }
 
-void mca_pml_ob1_direct_model_send_done(mca_pml_ob1_direct_send_choice_t *choice,
-                                        uint64_t end_ns, bool declined, bool trial)
+void mca_pml_ob1_direct_model_send_tried(const mca_pml_ob1_direct_send_choice_t *choice)
 {
+    struct model_cycle *c;
+
     if (0 == choice->start_ns) {
         return;
     }
     OPAL_THREAD_LOCK(&state.lock);
-    model_send_sample(choice, end_ns, declined, trial);
+    c = model_cycle(choice->peer);
+    if (NULL != c && c->choice.start_ns == choice->start_ns && c->choice.sig == choice->sig) {
+        c->tried = true; /* the cycle is still open */
+    }
     OPAL_THREAD_UNLOCK(&state.lock);
-    choice->start_ns = 0;
-    choice->pair = NULL;
 }

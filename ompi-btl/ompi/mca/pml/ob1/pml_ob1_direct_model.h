@@ -118,6 +118,7 @@ typedef struct mca_pml_ob1_direct_send_model_t {
 typedef struct mca_pml_ob1_direct_send_choice_t {
     struct mca_pml_ob1_direct_pair_t *pair; /**< learning record, NULL: none */
     uint64_t sig;                           /**< the pair's key when pair is set */
+    uint64_t peer;                          /**< the receiver's name */
     int how;                                /**< MCA_PML_OB1_DIRECT_SEND_* */
     uint64_t start_ns;                      /**< when the send started; 0: not timed */
 } mca_pml_ob1_direct_send_choice_t;
@@ -128,44 +129,19 @@ typedef struct mca_pml_ob1_direct_send_choice_t {
  *  receive layout is not known: the send layout stands for both.  Always
  *  the rendezvous when a path is forced.  With learn (an engine eager send
  *  is possible and nothing forces a choice), the online correction picks
- *  among the three what each cost from the send's start to the
- *  receiver's completion; *choice then says whether to time this send
- *  (start_ns) and is handed to mca_pml_ob1_direct_model_send_done.  m
+ *  among the three what each costs the sender's cycle: the time from a
+ *  send's start to the start of the next send of a layout of that shape
+ *  to peer.  *choice says whether this send's cycle is timed (start_ns);
+ *  a rendezvous hands it to mca_pml_ob1_direct_model_send_tried.  m
  *  caches the predictions (NULL: computed for this message alone). */
 int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layout_t *sl,
                                   mca_pml_ob1_direct_send_model_t *m, bool learn,
                                   mca_pml_ob1_direct_send_choice_t *choice);
 
-/** Sender, for a timed eager send (engine or ob1's own) of message (ctx,
- *  seq) to peer, right before it leaves: asks the peer to stamp its
- *  unpack's end.  False when the peer cannot (it does not know where yet,
- *  or a timed eager send to it is still out): the send is then not timed. */
-bool mca_pml_ob1_direct_model_eager_arm(uint64_t peer, uint16_t ctx, uint16_t seq,
-                                        mca_pml_ob1_direct_send_choice_t *choice);
-
-/** Sender, at the end of a timed send (choice->start_ns != 0): end_ns is
- *  when both sides were done with it (an eager send: the receiver's
- *  unpack), 0 when unknown (no sample); declined: the receiver answered a
- *  rendezvous with ob1's ACK (copy-in/copy-out, which costs an eager send
- *  plus a handshake); trial: the receiver took a path it tries, not its
- *  settled choice (no sample). */
-void mca_pml_ob1_direct_model_send_done(mca_pml_ob1_direct_send_choice_t *choice,
-                                        uint64_t end_ns, bool declined, bool trial);
-
-/** Sender, for a direct rendezvous to peer: where this process keeps its
- *  timed eager sends' stamps (the descriptor carries it to the receiver),
- *  and from now on its eager sends to peer can be timed. */
-void *mca_pml_ob1_direct_model_clocks(uint64_t peer);
-
-/** Receiver, at a direct rendezvous from peer: the sender's stamps. */
-void mca_pml_ob1_direct_model_peer_clocks(uint64_t peer, void *clocks);
-
-/** Receiver: may a sender be timing its eager sends (a cheap gate)? */
-bool mca_pml_ob1_direct_model_clocks_known(void);
-
-/** Receiver, right after the unpack of eager message (ctx, seq) from
- *  peer: stamps its end when the sender timed it. */
-void mca_pml_ob1_direct_model_eager_received(uint64_t peer, uint16_t ctx, uint16_t seq);
+/** Sender, when the receiver of a rendezvous took a path it tries, not
+ *  its settled choice (or declined on one): if that send's cycle is timed
+ *  (choice->start_ns != 0) it is no sample. */
+void mca_pml_ob1_direct_model_send_tried(const mca_pml_ob1_direct_send_choice_t *choice);
 
 /** Receiver, at completion of a message whose path was chosen and timed
  *  (choice->start_ns != 0): record its measured time (statistics and
