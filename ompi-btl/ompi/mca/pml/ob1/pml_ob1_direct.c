@@ -926,7 +926,9 @@ int mca_pml_ob1_direct_send_start(mca_pml_ob1_send_request_t *sendreq,
         hint = mca_pml_ob1_direct_model_hint(peer_key, layout, key, &timed, &hint_trial);
         start = timed ? mca_pml_ob1_direct_model_now() : 0;
         eager = eager_fits && engine_ok && direct_eager_learned(hint, length);
-        choice.start_ns = eager ? 0 : choice.start_ns; /* not the rendezvous it timed */
+        if (eager) {
+            mca_pml_ob1_direct_model_send_untimed(&choice); /* not the rendezvous it chose */
+        }
     }
     if (eager) {
         /* an eager send (pack, one fragment, unpack) is cheaper */

@@ -1475,6 +1475,17 @@ int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layo
     return how;
 }
 
+/* The open cycle that choice timed, NULL when it is closed, under
+ * state.lock. */
+static struct model_cycle *model_cycle_of(const mca_pml_ob1_direct_send_choice_t *choice)
+{
+    struct model_cycle *c = model_cycle(choice->peer);
+
+    return NULL != c && c->choice.start_ns == choice->start_ns && c->choice.sig == choice->sig
+               ? c
+               : NULL;
+}
+
 void mca_pml_ob1_direct_model_send_tried(const mca_pml_ob1_direct_send_choice_t *choice)
 {
     struct model_cycle *c;
@@ -1483,9 +1494,22 @@ void mca_pml_ob1_direct_model_send_tried(const mca_pml_ob1_direct_send_choice_t 
         return;
     }
     OPAL_THREAD_LOCK(&state.lock);
-    c = model_cycle(choice->peer);
-    if (NULL != c && c->choice.start_ns == choice->start_ns && c->choice.sig == choice->sig) {
-        c->tried = true; /* the cycle is still open */
+    if (NULL != (c = model_cycle_of(choice))) {
+        c->tried = true;
+    }
+    OPAL_THREAD_UNLOCK(&state.lock);
+}
+
+void mca_pml_ob1_direct_model_send_untimed(const mca_pml_ob1_direct_send_choice_t *choice)
+{
+    struct model_cycle *c;
+
+    if (0 == choice->start_ns) {
+        return;
+    }
+    OPAL_THREAD_LOCK(&state.lock);
+    if (NULL != (c = model_cycle_of(choice))) {
+        c->choice.start_ns = 0;
     }
     OPAL_THREAD_UNLOCK(&state.lock);
 }

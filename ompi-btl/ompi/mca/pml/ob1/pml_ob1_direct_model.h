@@ -143,6 +143,11 @@ int mca_pml_ob1_direct_model_send(uint64_t peer, const opal_datatype_direct_layo
  *  (choice->start_ns != 0) it is no sample. */
 void mca_pml_ob1_direct_model_send_tried(const mca_pml_ob1_direct_send_choice_t *choice);
 
+/** Sender, when the message of choice does not go the way chosen (a
+ *  leader's learned eager send instead of the rendezvous): its cycle, if
+ *  timed, is dropped with no sample. */
+void mca_pml_ob1_direct_model_send_untimed(const mca_pml_ob1_direct_send_choice_t *choice);
+
 /** Receiver, at completion of a message whose path was chosen and timed
  *  (choice->start_ns != 0): record its measured time (statistics and
  *  online correction). */
